@@ -1,0 +1,656 @@
+{#- Canal-shaped dialects (spec 004 FlatMessage, spec 000 CloudCanal flavour, spec 003 OMS Canal,
+    spec 002 CKafka Canal-shaped DDL): SQL shared by stg_canal_json__changes,
+    stg_oms_canal_json__changes (both built by canal_flat_message_changes) and
+    stg_ckafka_json__changes.  docs/dialects/canal_json.md, oms_canal_json.md and ckafka_json.md
+    explain the choices. -#}
+
+{% macro canal_exact_json(text) -%}
+    {#- The JSON text with every number turned into a JSON string of its exact digits: Spark's JSON
+        readers turn 9.99…E-308 into a double and 12.50 into 12.5.  One regex pass matches a whole
+        string literal (kept) or a number (wrapped in \u0002…\u0003); valid JSON cannot hold raw
+        control characters, so the markers are unambiguous: the empty pairs left after strings are
+        dropped, the rest become quotes.  Possessive quantifiers keep the pass linear and stack-safe
+        on long strings.  Only applied to text already known to be valid JSON. -#}
+    regexp_replace(
+        regexp_replace(
+            regexp_replace(
+                {{ text }},
+                '("(?:[^"\\\\]++|\\\\.)*+")|(-?[0-9]++(?:[.][0-9]++)?+(?:[eE][+-]?+[0-9]++)?+)',
+                '$1\u0002$2\u0003'
+            ),
+            '\u0002\u0003',
+            ''
+        ),
+        '[\u0002\u0003]',
+        '"'
+    )
+{%- endmacro %}
+
+{% macro canal_present(variant) -%}
+    {#- The field is in the message and not JSON null. -#}
+    ({{ variant }} is not null and not is_variant_null({{ variant }}))
+{%- endmacro %}
+
+{% macro canal_text(variant) -%}
+    {#- A scalar field as text (numbers are already strings of their exact digits). -#}
+    try_variant_get({{ variant }}, '$', 'string')
+{%- endmacro %}
+
+{% macro canal_image_values(image) -%}
+    {#- An image (map<string,variant>) as column -> exact text; JSON null stays SQL NULL. -#}
+    transform_values({{ image }}, (col, val) -> try_variant_get(val, '$', 'string'))
+{%- endmacro %}
+
+{% macro canal_nested_columns(image) -%}
+    {#- Columns whose value is a JSON object or array: Canal-shaped images hold scalars only. -#}
+    array_join(
+        map_keys(map_filter({{ image }}, (col, val) -> substr(schema_of_variant(val), 1, 5) in ('OBJEC', 'ARRAY'))),
+        ', '
+    )
+{%- endmacro %}
+
+{% macro canal_map_union(first, second) -%}
+    {#- Both maps, `second` winning on a shared key (map_concat fails on duplicate keys). -#}
+    map_concat(
+        map_filter(
+            coalesce({{ first }}, cast(map() as map<string, string>)),
+            (col, val) -> not map_contains_key(coalesce({{ second }}, cast(map() as map<string, string>)), col)
+        ),
+        coalesce({{ second }}, cast(map() as map<string, string>))
+    )
+{%- endmacro %}
+
+{% macro canal_epoch_unit(text) -%}
+    {#- The unit of an epoch number by its digit count: 10-digit seconds (CKafka DDL) and 13-digit
+        milliseconds (Canal) both occur; null when the text is not a non-negative integer. -#}
+    case
+        when {{ text }} rlike '^[0-9]{1,11}$' then 's'
+        when {{ text }} rlike '^[0-9]{12,14}$' then 'ms'
+        when {{ text }} rlike '^[0-9]{15,17}$' then 'us'
+        when {{ text }} rlike '^[0-9]{18,19}$' then 'ns'
+    end
+{%- endmacro %}
+
+{% macro canal_epoch_timestamp(text, unit) -%}
+    case {{ unit }}
+        when 's' then timestamp_seconds(try_cast({{ text }} as bigint))
+        when 'ms' then timestamp_millis(try_cast({{ text }} as bigint))
+        when 'us' then timestamp_micros(try_cast({{ text }} as bigint))
+        when 'ns' then timestamp_micros(try_cast({{ text }} as bigint) div 1000)
+    end
+{%- endmacro %}
+
+{% macro canal_event_kind(canal_type, is_ddl_text) -%}
+    {#- Canal EventType / EntryType names (spec 004) -> staged event kind; null = unknown type.
+        QUERY is a DDL statement unless the message says isDdl false (a plain query event). -#}
+    case
+        when {{ canal_type }} in ('INSERT', 'UPDATE', 'DELETE') then 'ROW'
+        when {{ canal_type }} = 'QUERY' and {{ is_ddl_text }} = 'false' then 'OTHER'
+        when {{ canal_type }} in ('CREATE', 'ALTER', 'ERASE', 'QUERY', 'TRUNCATE', 'RENAME', 'CINDEX', 'DINDEX')
+            then 'DDL'
+        when {{ canal_type }} in ('GTID', 'XACOMMIT', 'XAROLLBACK', 'TRANSACTIONBEGIN', 'TRANSACTIONEND')
+            then 'TRANSACTION'
+        when {{ canal_type }} in ('MHEARTBEAT', 'HEARTBEAT') then 'HEARTBEAT'
+    end
+{%- endmacro %}
+
+{% macro canal_op(canal_type) -%}
+    {#- The staged op: DDL types in the contract's names, every other type as sent. -#}
+    case {{ canal_type }}
+        when 'ERASE' then 'DROP'
+        when 'CINDEX' then 'CREATE_INDEX'
+        when 'DINDEX' then 'DROP_INDEX'
+        else {{ canal_type }}
+    end
+{%- endmacro %}
+
+{% macro canal_table_change_types(columns) -%}
+    {#- CloudCanal tableChanges columns (array<map<string,string>>) -> name -> typeExpression (else
+        typeName, else jdbc:<jdbcType>), folded so a repeated name cannot fail the build. -#}
+    aggregate(
+        filter({{ columns }}, col -> col['name'] is not null),
+        cast(map() as map<string, string>),
+        (types, col) -> map_concat(
+            map_filter(types, (name, declared) -> name != col['name']),
+            map(
+                col['name'],
+                coalesce(col['typeExpression'], col['typeName'], concat('jdbc:', col['jdbcType']))
+            )
+        )
+    )
+{%- endmacro %}
+
+{% macro canal_create_table_primary_key(statement) -%}
+    {#- Key columns of a CREATE TABLE statement, in key order: the `PRIMARY KEY (...)` constraint, else a
+        column defined `... PRIMARY KEY`; an empty array when the table has none; null when the statement
+        is not a CREATE TABLE with a column list (CREATE TABLE ... LIKE, CREATE DATABASE, ...).
+        Backquoted names are unquoted (`` -> `); prefix lengths and ASC/DESC are dropped. -#}
+    case
+        when not {{ statement }} rlike '^(?is)\\s*create\\s+(temporary\\s+)?table\\b' then null
+        when {{ statement }} rlike '^(?is)\\s*create\\s+(temporary\\s+)?table\\s+(if\\s+not\\s+exists\\s+)?\\S+\\s+like\\b'
+            then null
+        when {{ statement }} rlike '(?is)\\bprimary\\s+key\\s*(using\\s+\\w+\\s*)?[(]'
+            then transform(
+                regexp_extract_all(
+                    regexp_extract(
+                        {{ statement }},
+                        '(?is)\\bprimary\\s+key\\s*(?:using\\s+\\w+\\s*)?[(]((?:[^()]|[(][^()]*[)])*)[)]',
+                        1
+                    ),
+                    '(?:^|,)\\s*(`(?:[^`]|``)+`|[^\\s,`()]+)',
+                    1
+                ),
+                name -> replace(regexp_replace(name, '^`(.*)`$', '$1'), '``', '`')
+            )
+        when {{ statement }} rlike '(?is)\\bprimary\\s+key\\b'
+            then transform(
+                array(
+                    regexp_extract(
+                        {{ statement }},
+                        '(?is)[(,]\\s*(`(?:[^`]|``)+`|[^\\s,`()]+)\\s+[^,]*?\\bprimary\\s+key\\b',
+                        1
+                    )
+                ),
+                name -> replace(regexp_replace(name, '^`(.*)`$', '$1'), '``', '`')
+            )
+        else cast(array() as array<string>)
+    end
+{%- endmacro %}
+
+{% macro canal_json_documents(relation) -%}
+    {#- Import CTEs shared by the Canal-shaped models: landing rows, UTF-8 and JSON validity, and
+        `exact_document`, the value as a variant whose numbers are strings of their exact digits. -#}
+landing as (
+    select
+        feed,
+        topic,
+        `partition`,
+        `offset`,
+        `timestamp`,
+        key,
+        value,
+        landed_at
+    from {{ relation }}
+),
+
+texts as (
+    select
+        *,
+        cast(value as string) as value_text,
+        is_valid_utf8(cast(value as string)) as is_utf8
+    from landing
+),
+
+documents as (
+    select
+        *,
+        case when is_utf8 then try_parse_json(value_text) is not null else false end as is_json
+    from texts
+),
+
+exact_documents as (
+    select
+        *,
+        case when is_json then parse_json({{ canal_exact_json('value_text') }}) end as exact_document
+    from documents
+)
+{%- endmacro %}
+
+{% macro canal_staged_select(dialect, relation) -%}
+    {#- The staged contract (docs/staged-contract.md) from `relation`: landing columns, row_index,
+        error_code / error_detail (null when decoded), natural_id, position_number and every decoded
+        column.  Decoded columns are nulled on tombstones and quarantined messages. -#}
+    {%- set decoded_columns = [
+        ('event_kind', 'string'),
+        ('op', 'string'),
+        ('source_db_type', 'string'),
+        ('tenant_name', 'string'),
+        ('database_name', 'string'),
+        ('schema_name', 'string'),
+        ('table_name', 'string'),
+        ('primary_key_columns', 'array<string>'),
+        ('primary_key_source', 'string'),
+        ('primary_key', 'string'),
+        ('before', 'map<string, string>'),
+        ('after', 'map<string, string>'),
+        ('before_is_partial', 'boolean'),
+        ('after_is_partial', 'boolean'),
+        ('column_source_types', 'map<string, string>'),
+        ('column_types', 'map<string, string>'),
+        ('event_ts', 'timestamp'),
+        ('event_ts_precision', 'string'),
+        ('emitted_ts', 'timestamp'),
+        ('source_position', 'string'),
+        ('transaction_id', 'string'),
+    ] -%}
+with_status as (
+    select
+        *,
+        case
+            when value is null then 'tombstone'
+            when error_code is not null then 'quarantined'
+            else 'decoded'
+        end as message_status
+    from {{ relation }}
+),
+
+identified as (
+    select
+        *,
+        case message_status
+            when 'decoded' then natural_id
+            when 'quarantined' then sha2(value, 256)
+            else concat_ws(':', 'tombstone', topic, cast(`partition` as string), cast(`offset` as string))
+        end as message_id
+    from with_status
+)
+
+select
+    {{ cdc_event_id('feed', "'" ~ dialect ~ "'", 'message_id', 'row_index') }} as event_id,
+    feed as source_name,
+    '{{ dialect }}' as dialect,
+    topic as landing_topic,
+    `partition` as landing_partition,
+    `offset` as landing_offset,
+    `timestamp` as landing_timestamp,
+    landed_at,
+    cast(row_index as int) as row_index,
+    message_status,
+    {%- for name, data_type in decoded_columns %}
+    cast(case when message_status = 'decoded' then {{ name }} end as {{ data_type }}) as {{ name }},
+    {%- endfor %}
+    {{ cdc_sequence(
+        "case when message_status = 'decoded' then position_number end",
+        "case when message_status = 'decoded' then event_ts end",
+        '`offset`',
+        'row_index'
+    ) }} as sequence,
+    case when message_status = 'decoded' then ddl_statement end as ddl_statement,
+    case when message_status = 'quarantined' then error_code end as error_code,
+    case when message_status = 'quarantined' then error_detail end as error_detail,
+    case when message_status = 'quarantined' then value end as raw_value
+from identified
+{%- endmacro %}
+
+{% macro canal_flat_message_changes(relation, dialect) -%}
+    {#- Canal FlatMessage JSON (canal_json, oms_canal_json): a value is one FlatMessage or a JSON array of
+        them; every `data[i]` is one staged row, row_index counting rows across the whole value.
+        A value with any unreadable part is ONE quarantine row (row_index 0). -#}
+with
+{{ canal_json_documents(relation) }},
+
+envelopes as (
+    {#- A value is a FlatMessage object or a JSON array of FlatMessages. -#}
+    select
+        *,
+        try_variant_get(exact_document, '$', 'array<variant>') as message_array,
+        try_variant_get(exact_document, '$', 'map<string, variant>') as message_object
+    from exact_documents
+),
+
+value_checked as (
+    select
+        *,
+        case
+            when value is null then null
+            when not is_utf8 then 'invalid_utf8'
+            when not is_json then 'invalid_json'
+            when message_array is null and message_object is null then 'wrong_shape'
+            when size(message_array) = 0 then 'wrong_shape'
+        end as value_error_code,
+        case
+            when value is null then null
+            when not is_utf8 then 'the value is not valid UTF-8'
+            when not is_json then 'the value is not valid JSON (RFC 8259; duplicate keys are rejected too)'
+            when message_array is null and message_object is null
+                then 'the JSON value is neither a FlatMessage object nor an array of them'
+            when size(message_array) = 0 then 'the JSON array holds no FlatMessage'
+        end as value_error_detail,
+        case
+            when message_object is not null then array(message_object)
+            else transform(message_array, element -> try_variant_get(element, '$', 'map<string, variant>'))
+        end as message_maps
+    from envelopes
+),
+
+messages as (
+    select
+        value_checked.*,
+        exploded.message_index,
+        exploded.message
+    from value_checked
+    lateral view posexplode_outer(
+        case when value_error_code is null then message_maps end
+    ) exploded as message_index, message
+),
+
+message_fields as (
+    select
+        *,
+        {{ canal_text("message['type']") }} as canal_type,
+        lower({{ canal_text("message['isDdl']") }}) as is_ddl_text,
+        {{ canal_text("message['database']") }} as database_text,
+        {{ canal_text("message['table']") }} as table_text,
+        {{ canal_text("message['sql']") }} as sql_text,
+        {{ canal_text("message['gtid']") }} as gtid_text,
+        {{ canal_text("message['es']") }} as es_text,
+        {{ canal_text("message['ts']") }} as ts_text,
+        message['data'] as data_json,
+        message['old'] as old_json,
+        message['pkNames'] as pk_names_json,
+        message['mysqlType'] as mysql_type_json,
+        message['sqlType'] as sql_type_json,
+        message['tableChanges'] as table_changes_json,
+        try_variant_get(message['data'], '$', 'array<map<string, variant>>') as data_rows,
+        try_variant_get(message['old'], '$', 'array<map<string, variant>>') as old_rows,
+        try_variant_get(message['pkNames'], '$', 'array<string>') as pk_names,
+        try_variant_get(message['mysqlType'], '$', 'map<string, string>') as mysql_types,
+        try_variant_get(message['sqlType'], '$', 'map<string, string>') as sql_types,
+        try_variant_get(message['tableChanges'], '$.table.columns', 'array<map<string, string>>')
+            as table_change_columns,
+        try_variant_get(message['tableChanges'], '$.table.primaryKeyColumnNames', 'array<string>')
+            as table_change_keys
+    from messages
+),
+
+classified as (
+    select
+        *,
+        {{ canal_event_kind('canal_type', 'is_ddl_text') }} as event_kind,
+        {{ canal_op('canal_type') }} as op,
+        {{ canal_epoch_unit('es_text') }} as es_unit,
+        {{ canal_epoch_unit('ts_text') }} as ts_unit,
+        array_join(
+            transform(coalesce(data_rows, array()), data_row -> {{ canal_nested_columns('data_row') }}), ''
+        ) as data_nested,
+        array_join(
+            transform(coalesce(old_rows, array()), old_row -> {{ canal_nested_columns('old_row') }}), ''
+        ) as old_nested
+    from message_fields
+),
+
+timed as (
+    select
+        *,
+        {{ canal_epoch_timestamp('es_text', 'es_unit') }} as es_timestamp,
+        {{ canal_epoch_timestamp('ts_text', 'ts_unit') }} as ts_timestamp
+    from classified
+),
+
+message_checked as (
+    {#- The first reason, in this order, makes the message (and so its whole value) a quarantine row. -#}
+    select
+        *,
+        case
+            when value_error_code is not null or value is null then null
+            when message is null then 'wrong_shape'
+            when not {{ canal_present("message['type']") }} then 'missing_field'
+            when event_kind is null then 'unknown_op'
+            when event_kind = 'ROW' and coalesce(database_text, '') = '' then 'missing_field'
+            when event_kind = 'ROW' and coalesce(table_text, '') = '' then 'missing_field'
+            when event_kind = 'ROW' and not {{ canal_present('data_json') }} then 'missing_field'
+            when event_kind = 'ROW' and (data_rows is null or exists(data_rows, data_row -> data_row is null))
+                then 'wrong_shape'
+            when event_kind = 'ROW' and size(data_rows) = 0 then 'missing_field'
+            when
+                canal_type = 'UPDATE' and {{ canal_present('old_json') }}
+                and (old_rows is null or exists(old_rows, old_row -> old_row is null))
+                then 'wrong_shape'
+            when canal_type = 'UPDATE' and size(old_rows) > size(data_rows) then 'wrong_shape'
+            when {{ canal_present('pk_names_json') }} and pk_names is null then 'wrong_shape'
+            when {{ canal_present('mysql_type_json') }} and mysql_types is null then 'wrong_shape'
+            when {{ canal_present('sql_type_json') }} and sql_types is null then 'wrong_shape'
+            when {{ canal_present('table_changes_json') }} and table_change_columns is null then 'wrong_shape'
+            when event_kind = 'DDL' and sql_text is null then 'missing_field'
+            when event_kind in ('ROW', 'DDL') and es_text is null then 'missing_field'
+            when es_text is not null and es_timestamp is null then 'invalid_timestamp'
+            when ts_text is not null and ts_timestamp is null then 'invalid_timestamp'
+            when event_kind = 'ROW' and data_nested != '' then 'invalid_value'
+            when canal_type = 'UPDATE' and old_nested != '' then 'invalid_value'
+        end as message_error_code,
+        case
+            when value_error_code is not null or value is null then null
+            when message is null then 'the element is not a JSON object'
+            when not {{ canal_present("message['type']") }} then 'type is missing'
+            when event_kind is null then concat('type ', canal_type, ' is not a Canal EventType')
+            when event_kind = 'ROW' and coalesce(database_text, '') = '' then 'database is missing'
+            when event_kind = 'ROW' and coalesce(table_text, '') = '' then 'table is missing'
+            when event_kind = 'ROW' and not {{ canal_present('data_json') }} then concat('data is missing for ', canal_type)
+            when event_kind = 'ROW' and (data_rows is null or exists(data_rows, data_row -> data_row is null))
+                then 'data is not an array of row objects'
+            when event_kind = 'ROW' and size(data_rows) = 0 then concat('data holds no row for ', canal_type)
+            when
+                canal_type = 'UPDATE' and {{ canal_present('old_json') }}
+                and (old_rows is null or exists(old_rows, old_row -> old_row is null))
+                then 'old is not an array of row objects'
+            when canal_type = 'UPDATE' and size(old_rows) > size(data_rows)
+                then concat('old holds ', size(old_rows), ' rows but data only ', size(data_rows))
+            when {{ canal_present('pk_names_json') }} and pk_names is null then 'pkNames is not an array of names'
+            when {{ canal_present('mysql_type_json') }} and mysql_types is null then 'mysqlType is not an object'
+            when {{ canal_present('sql_type_json') }} and sql_types is null then 'sqlType is not an object'
+            when {{ canal_present('table_changes_json') }} and table_change_columns is null
+                then 'tableChanges.table.columns is not an array of column objects'
+            when event_kind = 'DDL' and sql_text is null then concat('sql is missing for DDL type ', canal_type)
+            when event_kind in ('ROW', 'DDL') and es_text is null then 'es (execution time) is missing'
+            when es_text is not null and es_timestamp is null
+                then concat('es ', es_text, ' is not epoch seconds/milliseconds')
+            when ts_text is not null and ts_timestamp is null
+                then concat('ts ', ts_text, ' is not epoch seconds/milliseconds')
+            when event_kind = 'ROW' and data_nested != ''
+                then concat('data values are JSON objects/arrays, not column values: ', data_nested)
+            when canal_type = 'UPDATE' and old_nested != ''
+                then concat('old values are JSON objects/arrays, not column values: ', old_nested)
+        end as message_error_detail
+    from timed
+),
+
+row_images as (
+    {#- data[i] with its old[i] (UPDATE only; a shorter old list means no changed column recorded). -#}
+    select
+        *,
+        case
+            when message_error_code is null and event_kind = 'ROW'
+                then transform(
+                    data_rows,
+                    (data_row, i) -> named_struct(
+                        'data', data_row,
+                        'old', case when canal_type = 'UPDATE' then get(old_rows, i) end
+                    )
+                )
+            else array(
+                named_struct('data', cast(null as map<string, variant>), 'old', cast(null as map<string, variant>))
+            )
+        end as row_list
+    from message_checked
+),
+
+exploded_rows as (
+    {#- row_list is never empty, so _outer changes no result; it keeps Spark from inferring a
+        size(row_list) > 0 filter, which with the later filter sends constraint propagation over
+        these wide projections into exponential time (an optimizer hang / OOM). -#}
+    select
+        row_images.*,
+        exploded.row_in_message,
+        exploded.row_image
+    from row_images
+    lateral view posexplode_outer(row_list) exploded as row_in_message, row_image
+),
+
+numbered as (
+    {#- row_index counts rows across the whole value; the value's first error (in row order) wins. -#}
+    select
+        *,
+        row_number() over (
+            partition by feed, topic, `partition`, `offset` order by message_index, row_in_message
+        ) - 1 as row_index,
+        coalesce(
+            value_error_code,
+            first_value(message_error_code, true) over (
+                partition by feed, topic, `partition`, `offset`
+                order by message_index, row_in_message
+                rows between unbounded preceding and unbounded following
+            )
+        ) as pre_error_code,
+        coalesce(
+            value_error_detail,
+            first_value(
+                case
+                    when message_error_code is not null and message_array is not null
+                        then concat('message ', message_index, ': ', message_error_detail)
+                    else message_error_detail
+                end,
+                true
+            ) over (
+                partition by feed, topic, `partition`, `offset`
+                order by message_index, row_in_message
+                rows between unbounded preceding and unbounded following
+            )
+        ) as pre_error_detail
+    from exploded_rows
+),
+
+images as (
+    select
+        *,
+        {{ canal_image_values('row_image.data') }} as data_values,
+        {{ canal_image_values('row_image.old') }} as old_values,
+        {#- mysqlType is preferred; a column only sqlType names keeps its java.sql.Types code -#}
+        {{ canal_map_union(
+            "transform_values(sql_types, (col, code) -> concat('jdbc:', code))",
+            'map_filter(mysql_types, (col, declared) -> declared is not null)'
+        ) }} as row_source_types,
+        case
+            when event_kind = 'DDL' and table_change_columns is not null
+                then {{ canal_table_change_types('table_change_columns') }}
+        end as ddl_source_types
+    from numbered
+),
+
+row_values as (
+    select
+        *,
+        case canal_type
+            when 'UPDATE' then {{ canal_map_union('data_values', 'old_values') }}
+            when 'DELETE' then data_values
+        end as before_values,
+        case when canal_type in ('INSERT', 'UPDATE') then data_values end as after_values
+    from images
+),
+
+canonical as (
+    select
+        *,
+        {{ cdc_canonical_image(
+            dialect,
+            "case when pre_error_code is null and event_kind = 'ROW' then before_values end",
+            'row_source_types'
+        ) }} as before_image,
+        {#- a DDL's tableChanges types go through the same mapping (no values) -#}
+        {{ cdc_canonical_image(
+            dialect,
+            "case when pre_error_code is null and event_kind = 'ROW' then after_values
+                when pre_error_code is null and ddl_source_types is not null then cast(map() as map<string, string>)
+            end",
+            'coalesce(ddl_source_types, row_source_types)'
+        ) }} as after_image
+    from row_values
+),
+
+checked as (
+    select
+        *,
+        coalesce(
+            pre_error_code,
+            first_value(
+                case when before_image.error is not null or after_image.error is not null then 'invalid_value' end,
+                true
+            ) over (
+                partition by feed, topic, `partition`, `offset`
+                order by row_index
+                rows between unbounded preceding and unbounded following
+            )
+        ) as error_code,
+        coalesce(
+            pre_error_detail,
+            first_value(
+                case
+                    when before_image.error is not null or after_image.error is not null
+                        then concat_ws(
+                            '; ',
+                            case when message_array is not null then concat('message ', message_index) end,
+                            concat('row ', row_in_message),
+                            concat('before: ', before_image.error),
+                            concat('after: ', after_image.error)
+                        )
+                end,
+                true
+            ) over (
+                partition by feed, topic, `partition`, `offset`
+                order by row_index
+                rows between unbounded preceding and unbounded following
+            )
+        ) as error_detail
+    from canonical
+),
+
+one_row_per_failed_value as (
+    select *
+    from checked
+    where error_code is null or row_index = 0
+),
+
+decoded as (
+    select
+        *,
+        cast(null as string) as source_db_type,
+        cast(null as string) as tenant_name,
+        nullif(database_text, '') as database_name,
+        cast(null as string) as schema_name,
+        nullif(table_text, '') as table_name,
+        case
+            when event_kind = 'ROW'
+                then coalesce(array_distinct(filter(pk_names, name -> coalesce(name, '') != '')), array())
+            when event_kind = 'DDL' and table_change_keys is not null
+                then array_distinct(filter(table_change_keys, name -> coalesce(name, '') != ''))
+            else cast(array() as array<string>)
+        end as primary_key_columns,
+        case when event_kind = 'ROW' then before_image.values end as before,
+        case when event_kind = 'ROW' then after_image.values end as after,
+        case when event_kind = 'ROW' and before_image.values is not null then false end as before_is_partial,
+        case when event_kind = 'ROW' and after_image.values is not null then false end as after_is_partial,
+        case
+            when event_kind = 'ROW' then row_source_types
+            when event_kind = 'DDL' then ddl_source_types
+        end as column_source_types,
+        case
+            when event_kind = 'ROW' then {{ canal_map_union('before_image.types', 'after_image.types') }}
+            when event_kind = 'DDL' and ddl_source_types is not null then after_image.types
+        end as column_types,
+        es_timestamp as event_ts,
+        es_unit as event_ts_precision,
+        ts_timestamp as emitted_ts,
+        cast(null as string) as source_position,
+        nullif(gtid_text, '') as transaction_id,
+        cast(null as decimal(30, 0)) as position_number,
+        case when event_kind = 'DDL' then sql_text end as ddl_statement,
+        sha2(value, 256) as natural_id
+    from one_row_per_failed_value
+),
+
+keyed as (
+    select
+        *,
+        {#- a DDL's key is the table's key after it (CloudCanal tableChanges), as other dialects' DDL -#}
+        case
+            when size(primary_key_columns) = 0 then 'none'
+            when event_kind = 'DDL' then 'ddl'
+            else 'message'
+        end as primary_key_source,
+        case
+            when event_kind = 'ROW' then {{ cdc_primary_key('primary_key_columns', 'before', 'after') }}
+        end as primary_key
+    from decoded
+),
+
+{{ canal_staged_select(dialect, 'keyed') }}
+{%- endmacro %}

@@ -1,0 +1,30 @@
+{#-
+    Every staged row of every dialect (message_status decoded, quarantined or tombstone), one
+    contract. Columns are selected by name in contract order, so `union all` (positional) lines
+    up even if a staging model orders its columns differently.
+-#}
+{{ config(materialized='view') }}
+
+{%- set dialects = cdc_dialects() %}
+
+{%- for dialect in dialects %}
+    {%- if not loop.first %}
+
+union all
+    {%- endif %}
+
+select
+    {%- for name, type in cdc_staged_columns() %}
+    cast({{ name }} as {{ type }}) as {{ name }}{{ ',' if not loop.last }}
+    {%- endfor %}
+from {{ ref('stg_' ~ dialect ~ '__changes') }}
+{%- endfor %}
+
+{%- if dialects | length == 0 %}
+{#- No dialect configured: an empty relation of the contract's shape keeps every downstream model valid. #}
+select
+    {%- for name, type in cdc_staged_columns() %}
+    cast(null as {{ type }}) as {{ name }}{{ ',' if not loop.last }}
+    {%- endfor %}
+where false
+{%- endif %}

@@ -1,0 +1,16 @@
+"""Debezium JSON (with or without the schema/payload wrapper) -> the staged contract.
+
+A Python model because the values need their Connect schema (io.debezium.time.*, base64
+Decimal, ...): the whole decoder is cdc_unify.decoders.debezium_json, run over Arrow batches
+with mapInArrow, never row by row on the driver.  docs/dialects/debezium_json.md.
+"""
+
+from cdc_unify.contract import LANDING_COLUMNS, staged_schema_ddl
+from cdc_unify.decoders.debezium_json import decode_arrow_batches
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    landing = dbt.source("landing", "debezium_json")
+    columns = [f"`{name}`" for name, _ in LANDING_COLUMNS]
+    return landing.select(*columns).mapInArrow(decode_arrow_batches, staged_schema_ddl())

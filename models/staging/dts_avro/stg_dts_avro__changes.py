@@ -1,0 +1,16 @@
+"""Alibaba Cloud DTS Avro -> the staged contract.
+
+A Python model because the values are Avro (fastavro; Spark's spark-avro jar is not
+available): the whole decoder is cdc_unify.decoders.dts_avro, run on the executors over
+Arrow batches with mapInArrow, never row by row on the driver.  docs/dialects/dts_avro.md.
+"""
+
+from cdc_unify.contract import LANDING_COLUMNS, staged_schema_ddl
+from cdc_unify.decoders.dts_avro import decode_arrow_batches
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    landing = dbt.source("landing", "dts_avro")
+    columns = [f"`{name}`" for name, _ in LANDING_COLUMNS]
+    return landing.select(*columns).mapInArrow(decode_arrow_batches, staged_schema_ddl())

@@ -1,0 +1,27 @@
+"""Pure-Python decoders, one module per dialect, testable without Spark.
+
+Each JSON dialect module `cdc_unify.decoders.<dialect>` exposes
+
+    canonicalize_image(values, source_types, source_tz) -> (canonical_values, logical_types)
+
+where `values` maps column -> raw text as sent (JSON strings unquoted, JSON numbers as
+their exact digits, nested JSON as text), `source_types` maps column -> the type the
+message declares for it (may lack columns, may name columns absent from `values`), and
+`source_tz` is the configured IANA zone for wall-clock values.  It raises
+`cdc_unify.canonical.CanonicalError` for a value that cannot be read as its type.
+SQL staging models reach it through the `cdc_canonical_image` Spark function
+(cdc_unify.udfs), which runs it over Arrow batches.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+ImageCanonicalizer = Callable[[dict[str, Any], dict[str, str], str], tuple[dict[str, Any], dict[str, str]]]
+
+
+def canonicalizer_for(dialect: str) -> ImageCanonicalizer:
+    module = importlib.import_module(f"cdc_unify.decoders.{dialect}")
+    return module.canonicalize_image

@@ -1,0 +1,68 @@
+"""The interface between the workload simulator and the dialect encoders.
+
+The simulator (cdc_unify.generator.workload) produces a `Workload`; an encoder turns it
+into `EncodedMessage`s in source order; the fault injector (cdc_unify.generator.faults)
+then assigns partitions and offsets, redelivers, reorders, adds tombstones, splits off a
+late batch and swaps some messages for malformed ones, asking the encoder for the
+dialect-specific malformations.  Encoders never decide delivery.
+
+`expected` is the oracle at the event level: the staged rows (docs/staged-contract.md)
+that decoding this message must produce, computed from the workload's true values with
+`cdc_unify.canonical.to_canonical`, never by re-reading the encoded bytes.  Each dict
+holds a subset of staged columns: always `row_index`, `event_kind`, `op`; for row
+events `database_name`, `table_name`, `primary_key_columns`, `primary_key`, `before`,
+`after` (dict of canonical text or None), `before_is_partial`, `after_is_partial`,
+`event_ts` (aware UTC datetime truncated to the precision the dialect sends);
+`ddl_statement` for DDL events.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from cdc_unify.generator.model import Workload
+
+# Malformation kinds every dialect supports (the injector may ask for any of them).
+COMMON_MALFORMED_KINDS = ("invalid_json", "invalid_utf8", "missing_field", "unknown_op", "wrong_value_type")
+# The quarantine error code (cdc_unify.contract.ERROR_CODES) each kind must produce.
+MALFORMED_ERROR_CODE = {
+    "invalid_json": "invalid_json",
+    "invalid_utf8": "invalid_utf8",
+    "missing_field": "missing_field",
+    "unknown_op": "unknown_op",
+    "wrong_value_type": "invalid_value",
+    "wrong_shape": "wrong_shape",
+    "truncated_avro": "invalid_avro",
+}
+
+
+@dataclass(frozen=True)
+class EncodedMessage:
+    value: bytes | None  # None only for tombstones, which the injector adds
+    key: bytes | None  # Kafka key as the tool would set it (Debezium: the key JSON), or None
+    routing_key: str  # what the tool partitions by (e.g. "db.table" or "db.table|pk"); the injector hashes it
+    event_ts: dt.datetime  # source commit time of the (first) change in the message
+    expected: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    is_row_message: bool = True  # False for heartbeats, transaction markers, DDL
+
+
+class Encoder(ABC):
+    dialect: str
+    # What the dialect's spec allows a malformed message to look like, beyond the common kinds.
+    extra_malformed_kinds: tuple[str, ...] = ()
+
+    @abstractmethod
+    def encode(self, workload: Workload, rng: random.Random) -> Iterator[EncodedMessage]:
+        """Every transaction, snapshot row, DDL and heartbeat of the workload, in source
+        order, exactly as the dialect's spec shapes them (batched/multi-row messages,
+        split updates, partial images, transaction markers where the spec has them)."""
+
+    @abstractmethod
+    def malform(self, message: EncodedMessage, kind: str, rng: random.Random) -> bytes:
+        """A malformed replacement value of the given kind for a row message.  The
+        decoder must quarantine it with MALFORMED_ERROR_CODE[kind]."""

@@ -1,0 +1,20 @@
+"""dbt adapter plugin `sparksession`: dbt-spark on the project's in-process SparkSession.
+
+Declared with `dependencies=["spark"]`, so every dbt-spark macro and materialization applies;
+this plugin adds the session setup and the `session` submission method for Python models.
+"""
+
+from dbt.adapters.base import AdapterPlugin
+
+from dbt.adapters.sparksession.connections import SparkSessionConnectionManager, SparkSessionCredentials
+from dbt.adapters.sparksession.impl import SparkSessionAdapter
+from dbt.include import sparksession
+
+__all__ = ["Plugin", "SparkSessionAdapter", "SparkSessionConnectionManager", "SparkSessionCredentials"]
+
+Plugin = AdapterPlugin(
+    adapter=SparkSessionAdapter,  # type: ignore[arg-type]
+    credentials=SparkSessionCredentials,
+    include_path=sparksession.PACKAGE_PATH,
+    dependencies=["spark"],
+)

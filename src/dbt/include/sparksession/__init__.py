@@ -1,0 +1,3 @@
+import os
+
+PACKAGE_PATH = os.path.dirname(__file__)

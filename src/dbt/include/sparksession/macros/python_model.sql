@@ -1,0 +1,44 @@
+{#-
+    Python models of the sparksession adapter run in dbt's own SparkSession (see
+    dbt/adapters/sparksession/python_submissions.py). dbt-spark's py_write_table writes Delta
+    unless told otherwise and ignores partition_by; here the project's file_format (default
+    parquet, the only table format available locally) and partition_by apply to Python models
+    as they do to SQL models, so incremental insert_overwrite works for both.
+-#}
+
+{% macro sparksession__create_table_as(temporary, relation, compiled_code, language='sql') -%}
+    {%- if language == 'python' -%}
+        {{ sparksession_py_write_table(compiled_code, relation) }}
+    {%- else -%}
+        {{ spark__create_table_as(temporary, relation, compiled_code, language) }}
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro sparksession_py_write_table(compiled_code, target_relation) -%}
+    {%- set file_format = config.get('file_format', 'parquet') or 'parquet' -%}
+    {%- set partition_by = config.get('partition_by') or [] -%}
+    {%- if partition_by is string -%}
+        {%- set partition_by = [partition_by] -%}
+    {%- endif %}
+{# the code must start on a line of its own, whatever indentation precedes this call #}
+{{ compiled_code }}
+
+
+# --- sparksession adapter: materialise the model's result --- #
+import pandas
+import pyspark.sql
+
+dbt = dbtObj(spark.table)
+df = model(dbt, spark)
+if isinstance(df, pandas.DataFrame):
+    df = spark.createDataFrame(df)
+elif hasattr(df, "to_spark"):
+    df = df.to_spark()
+if not isinstance(df, pyspark.sql.DataFrame):
+    raise TypeError(f"a dbt Python model must return a Spark or pandas DataFrame, not {type(df)}")
+writer = df.write.mode("overwrite").format({{ file_format | tojson }})
+{%- if partition_by %}
+writer = writer.partitionBy(*{{ partition_by | tojson }})
+{%- endif %}
+writer.saveAsTable({{ target_relation | string | tojson }})
+{%- endmacro %}

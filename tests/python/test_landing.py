@@ -1,0 +1,355 @@
+"""Landing files into landing.<dialect> (docs/landing.md): reading, validation, duplicates, the CLI, the macro."""
+
+import datetime as dt
+import uuid
+from pathlib import Path
+
+import jinja2
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from cdc_unify import landing
+from cdc_unify.cli import main
+from cdc_unify.contract import DIALECTS, LANDING_COLUMNS, LANDING_SCHEMA, landing_table_ddl
+from cdc_unify.landing import LandingError, load_files, prepare_load
+
+MACROS = Path(__file__).resolve().parents[2] / "macros" / "landing.sql"
+LANDED_AT = dt.datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=dt.UTC)
+# Valid JSON, invalid UTF-8, a CRLF line, an empty line and a last line without newline.
+JSONL = b'{"id": 1, "name": "\xe4\xb8\xad"}\n\xff\xfe{"broken": \n{"id": 2}\r\n\n{"id": 3}'
+
+
+def jsonl_lines(data: bytes) -> list[tuple[int, bytes]]:
+    """(line number, bytes) of every non-empty line: what the loader must land."""
+    return [(number, line) for number, line in enumerate(data.split(b"\n")) if line]
+
+
+def kafka_parquet(path: Path, **overrides: pa.Array) -> Path:
+    """A Parquet file with the Kafka record columns (two partitions, a tombstone), optionally changed."""
+    columns = {
+        "topic": pa.array(["orders", "orders", "orders"]),
+        "partition": pa.array([0, 1, 1], pa.int32()),
+        "offset": pa.array([41, 7, 8], pa.int64()),
+        "timestamp": pa.array(
+            [dt.datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=dt.UTC), None, dt.datetime(2024, 1, 2, tzinfo=dt.UTC)],
+            pa.timestamp("ms", tz="UTC"),
+        ),
+        "key": pa.array([b'{"id":1}', None, b'{"id":1}'], pa.binary()),
+        "value": pa.array([b'{"op":"c"}\n', b"\x00\xff binary", None], pa.binary()),
+    }
+    columns.update(overrides)
+    pq.write_table(pa.table(columns), path)
+    return path
+
+
+@pytest.fixture
+def feed() -> str:
+    """A feed no other test uses, so tests sharing one warehouse do not see each other's rows."""
+    return f"test_{uuid.uuid4().hex[:12]}"
+
+
+# ---------------------------------------------------------------- reading files (no Spark)
+
+
+def test_jsonl_lines_land_byte_exact_with_line_numbers_as_offsets(tmp_path):
+    path = tmp_path / "messages.jsonl"
+    path.write_bytes(JSONL)
+    (file,) = prepare_load("canal_json", "orders_db", [path]).files
+    expected = jsonl_lines(JSONL)
+    assert file.kind == "jsonl"
+    assert file.records.schema == landing.RECORD_SCHEMA
+    assert file.records.column("value").to_pylist() == [line for _, line in expected]
+    assert file.records.column("offset").to_pylist() == [number for number, _ in expected]
+    assert set(file.records.column("partition").to_pylist()) == {0}
+    assert set(file.records.column("topic").to_pylist()) == {"orders_db"}
+    assert file.records.column("timestamp").null_count == len(expected)
+    assert file.records.column("key").null_count == len(expected)
+    assert b"\xff\xfe" in file.records.column("value")[1].as_py()
+    assert file.records.column("value")[2].as_py().endswith(b"\r")
+
+
+@pytest.mark.parametrize("data", [b"", b"\n\n", b"a", b"a\n", b"\nb\n\nc"])
+def test_jsonl_edge_cases(data):
+    records = landing.jsonl_records(data, topic="t")
+    expected = jsonl_lines(data)
+    assert list(zip(records.column("offset").to_pylist(), records.column("value").to_pylist(), strict=True)) == expected
+
+
+def test_parquet_records_keep_tombstones_and_coordinates(tmp_path):
+    path = kafka_parquet(tmp_path / "records.parquet")
+    (file,) = prepare_load("debezium_json", "f", [path]).files
+    original = pq.read_table(path)
+    assert file.kind == "parquet"
+    assert file.ignored_columns == ()
+    assert file.records.schema == landing.RECORD_SCHEMA
+    for name in ("topic", "partition", "offset", "key", "value", "timestamp"):
+        assert file.records.column(name).to_pylist() == original.column(name).to_pylist(), name
+    assert file.records.column("value")[2].as_py() is None
+
+
+def test_parquet_extra_columns_are_ignored_and_reported_and_compatible_types_cast(tmp_path):
+    path = kafka_parquet(
+        tmp_path / "spark_kafka_source.parquet",
+        partition=pa.array([0, 1, 1], pa.int64()),
+        offset=pa.array([41, 7, 8], pa.uint32()),
+        timestamp=pa.array([dt.datetime(2024, 1, 2, 3, 4, 5), None, None], pa.timestamp("ns")),
+        key=pa.nulls(3),
+        timestampType=pa.array([0, 0, 0], pa.int32()),
+    )
+    (file,) = prepare_load("debezium_json", "f", [path]).files
+    assert file.ignored_columns == ("timestampType",)
+    assert file.records.schema == landing.RECORD_SCHEMA
+    assert file.records.column("partition").to_pylist() == [0, 1, 1]
+    # A zone-less timestamp is read as UTC.
+    assert file.records.column("timestamp")[0].as_py() == dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+    assert file.records.column("key").null_count == 3
+
+
+@pytest.mark.parametrize(
+    ("overrides", "drop", "message"),
+    [
+        ({}, "offset", "missing column(s) offset"),
+        ({"partition": pa.array(["0", "1", "1"])}, None, "column partition has type string, expected an integer"),
+        ({"value": pa.array(["a", "b", "c"])}, None, "column value has type string, expected binary"),
+        ({"timestamp": pa.array([1, 2, 3], pa.int64())}, None, "column timestamp has type int64, expected a timestamp"),
+        (
+            {"offset": pa.array([1, None, 3], pa.int64())},
+            None,
+            "null values in column(s) that every Kafka record has: offset (1)",
+        ),
+        ({"partition": pa.array([0, 2**40, 1], pa.int64())}, None, "values do not fit the landing types"),
+    ],
+)
+def test_parquet_with_wrong_columns_is_rejected(tmp_path, overrides, drop, message):
+    path = kafka_parquet(tmp_path / "bad.parquet", **overrides)
+    if drop:
+        pq.write_table(pq.read_table(path).drop_columns([drop]), path)
+    with pytest.raises(LandingError) as err:
+        prepare_load("canal_json", "f", [path])
+    assert str(path) in str(err.value)
+    assert message in str(err.value)
+
+
+def test_every_column_problem_is_named_at_once(tmp_path):
+    path = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"topic": pa.array([1]), "value": pa.array(["x"])}), path)
+    with pytest.raises(LandingError) as err:
+        prepare_load("canal_json", "f", [path])
+    text = str(err.value)
+    for part in ("missing column(s) partition, offset, timestamp, key", "column topic has type int64", "column value"):
+        assert part in text
+
+
+@pytest.mark.parametrize(
+    ("dialect", "feed", "name", "content", "message"),
+    [
+        ("nope_json", "f", "a.jsonl", b"{}\n", "unknown dialect 'nope_json'"),
+        ("canal_json", " ", "a.jsonl", b"{}\n", "the feed name must not be empty"),
+        ("canal_json", "f", "a.csv", b"{}\n", "unsupported file type"),
+        ("canal_json", "f", "missing.jsonl", None, "cannot read file: No such file or directory"),
+        ("canal_json", "f", "corrupt.parquet", b"PAR1 not really parquet", "not a Parquet file of Kafka records"),
+    ],
+)
+def test_bad_input_is_rejected_with_a_clear_message(tmp_path, dialect, feed, name, content, message):
+    path = tmp_path / name
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(LandingError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        prepare_load(dialect, feed, [path])
+
+
+def test_cli_bad_input_exits_1_with_one_line_and_no_traceback(tmp_path, capsys):
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(b"{}\n")
+    code = main(["load", "--dialect", "canal_json", "--feed", "f", str(good), str(tmp_path / "missing.jsonl")])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith("cdc-unify load: error: ")
+    assert "missing.jsonl" in captured.err
+    assert "Traceback" not in captured.err
+
+
+# ---------------------------------------------------------------- the dbt macro
+
+
+def render_create_landing_tables() -> list[str]:
+    """The statements macros/landing.sql runs, rendered as dbt would (execute=True, run_query)."""
+    statements: list[str] = []
+    env = jinja2.Environment(extensions=["jinja2.ext.do"], undefined=jinja2.StrictUndefined)
+    template = env.from_string(
+        MACROS.read_text(), globals={"execute": True, "run_query": lambda sql: statements.append(str(sql))}
+    )
+    assert str(template.module.create_landing_tables()).strip() == ""
+    return statements
+
+
+def test_macro_ddl_is_the_contract_ddl():
+    assert render_create_landing_tables() == [
+        f"create schema if not exists `{LANDING_SCHEMA}`",
+        *[landing_table_ddl(dialect) for dialect in DIALECTS],
+    ]
+
+
+# ---------------------------------------------------------------- Spark: writing
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    """One session for the module (JVM start is slow); tests isolate themselves by feed."""
+    from cdc_unify.spark import get_spark
+
+    return get_spark(master="local[2]", warehouse=str(tmp_path_factory.mktemp("loader") / "warehouse"))
+
+
+def landed(spark, dialect: str, feed: str) -> list[dict]:
+    return (
+        spark.table(f"{LANDING_SCHEMA}.{dialect}")
+        .where(f"feed = '{feed}'")
+        .orderBy("topic", "partition", "offset")
+        .toArrow()
+        .to_pylist()
+    )
+
+
+def ledger(spark, feed: str) -> list[dict]:
+    return spark.table(landing.LEDGER_TABLE).where(f"feed = '{feed}'").orderBy("file_path").toArrow().to_pylist()
+
+
+@pytest.mark.spark
+def test_round_trip_of_both_file_kinds(spark, tmp_path, feed):
+    jsonl = tmp_path / "messages.jsonl"
+    jsonl.write_bytes(JSONL)
+    parquet = kafka_parquet(tmp_path / "records.parquet")
+    prepared = prepare_load("debezium_json", feed, [jsonl, parquet])
+    result = landing.write_load(spark, prepared, landed_at=LANDED_AT)
+    assert result.rows == len(jsonl_lines(JSONL)) + 3
+
+    rows = landed(spark, "debezium_json", feed)
+    assert [name for name, _ in LANDING_COLUMNS] == list(rows[0])
+    expected = [
+        {"feed": feed, "landed_at": LANDED_AT, **record}
+        for file in prepared.files
+        for record in file.records.to_pylist()
+    ]
+    key = lambda row: (row["topic"], row["partition"], row["offset"])  # noqa: E731
+    assert sorted(rows, key=key) == sorted(expected, key=key)
+    by_topic = {row["topic"]: row for row in rows if row["offset"] == 0}
+    assert by_topic[feed]["value"] == JSONL.split(b"\n")[0]
+    tombstones = [row for row in rows if row["value"] is None]
+    assert [(t["topic"], t["partition"], t["offset"]) for t in tombstones] == [("orders", 1, 8)]
+
+    entries = ledger(spark, feed)
+    assert [(e["dialect"], e["file_sha256"], e["rows"]) for e in entries] == [
+        ("debezium_json", file.sha256, file.records.num_rows)
+        for file in sorted(prepared.files, key=lambda f: str(f.path.resolve()))
+    ]
+
+
+@pytest.mark.spark
+def test_duplicate_load_is_refused_unless_allowed(spark, tmp_path, feed):
+    path = tmp_path / "batch.jsonl"
+    path.write_bytes(b'{"id": 1}\n{"id": 2}\n')
+    load_files(spark, "canal_json", feed, [path])
+    copy = tmp_path / "renamed_copy.jsonl"
+    copy.write_bytes(path.read_bytes())
+
+    with pytest.raises(LandingError, match="already loaded into canal_json for feed .*renamed_copy.jsonl"):
+        load_files(spark, "canal_json", feed, [copy])
+    assert len(landed(spark, "canal_json", feed)) == 2
+
+    # Another feed or another dialect is a different landing: not a duplicate.
+    load_files(spark, "canal_json", feed + "_other", [path])
+    load_files(spark, "oms_canal_json", feed, [path])
+
+    load_files(spark, "canal_json", feed, [copy], allow_duplicates=True)
+    rows = landed(spark, "canal_json", feed)
+    assert [row["offset"] for row in rows] == [0, 0, 1, 1]
+    assert len(ledger(spark, feed)) == 3  # canal_json twice, oms_canal_json once
+
+
+@pytest.mark.spark
+def test_same_content_twice_in_one_command_is_refused_unless_allowed(spark, tmp_path, feed):
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_bytes(b'{"id": 1}\n')
+    second.write_bytes(b'{"id": 1}\n')
+    with pytest.raises(LandingError, match="b.jsonl"):
+        load_files(spark, "canal_json", feed, [first, second])
+    assert landed(spark, "canal_json", feed) == []
+    load_files(spark, "canal_json", feed, [first, second], allow_duplicates=True)
+    assert len(landed(spark, "canal_json", feed)) == 2
+
+
+@pytest.mark.spark
+def test_one_bad_file_writes_nothing(spark, tmp_path, feed):
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(b'{"id": 1}\n')
+    bad = kafka_parquet(tmp_path / "bad.parquet", value=pa.array(["a", "b", "c"]))
+    with pytest.raises(LandingError, match="bad.parquet"):
+        load_files(spark, "canal_json", feed, [good, bad])
+    assert landed(spark, "canal_json", feed) == []
+    assert ledger(spark, feed) == []
+    # The good file alone was not marked as loaded by the failed command.
+    load_files(spark, "canal_json", feed, [good])
+    assert len(landed(spark, "canal_json", feed)) == 1
+
+
+@pytest.mark.spark
+def test_every_landing_table_exists_after_a_load(spark, tmp_path, feed):
+    path = tmp_path / "one.jsonl"
+    path.write_bytes(b"{}\n")
+    load_files(spark, "dts_avro", feed, [path])
+    tables = {row.tableName for row in spark.sql(f"show tables in {LANDING_SCHEMA}").collect()}
+    assert set(DIALECTS) | {"load_ledger"} <= tables
+    for dialect in DIALECTS:
+        schema = spark.table(f"{LANDING_SCHEMA}.{dialect}").schema
+        assert [(f.name, f.dataType.simpleString()) for f in schema] == list(LANDING_COLUMNS)
+
+
+@pytest.mark.spark
+def test_kafka_source_shape_maps_to_landing_rows(spark, feed):
+    """What the streaming ingestion job (docs/landing.md) does to each micro-batch of Spark's Kafka source."""
+    from pyspark.sql import functions as F
+
+    source = spark.createDataFrame(
+        [(b"k", b"v", "topic_a", 3, 99, LANDED_AT, 0, [("h", b"1")])],
+        "key binary, value binary, topic string, partition int, offset bigint, timestamp timestamp, "
+        "timestampType int, headers array<struct<key:string,value:binary>>",
+    )
+    rows = landing.kafka_to_landing(source, feed, F.lit(LANDED_AT))
+    assert [(f.name, f.dataType.simpleString()) for f in rows.schema] == list(LANDING_COLUMNS)
+    landing.create_landing_tables(spark)
+    landing.append_landing(rows, "ckafka_json")
+    assert landed(spark, "ckafka_json", feed) == [
+        {
+            "feed": feed,
+            "topic": "topic_a",
+            "partition": 3,
+            "offset": 99,
+            "timestamp": LANDED_AT,
+            "key": b"k",
+            "value": b"v",
+            "landed_at": LANDED_AT,
+        }
+    ]
+
+
+@pytest.mark.spark
+def test_cli_load_prints_rows_per_file(spark, tmp_path, feed, capsys):
+    jsonl = tmp_path / "messages.jsonl"
+    jsonl.write_bytes(JSONL)
+    parquet = kafka_parquet(tmp_path / "records.parquet", timestampType=pa.array([0, 0, 0], pa.int32()))
+    code = main(["load", "--dialect", "oms_default_json", "--feed", feed, str(jsonl), str(parquet)])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert out == [
+        f"{jsonl}: {len(jsonl_lines(JSONL))} rows",
+        f"{parquet}: 3 rows (ignored columns: timestampType)",
+        f"loaded {len(jsonl_lines(JSONL)) + 3} rows from 2 files into landing.oms_default_json (feed '{feed}')",
+    ]
+    assert len(landed(spark, "oms_default_json", feed)) == len(jsonl_lines(JSONL)) + 3
+    code = main(["load", "--dialect", "oms_default_json", "--feed", feed, str(jsonl)])
+    assert code == 1
+    assert "--allow-duplicates" in capsys.readouterr().err
