@@ -41,9 +41,10 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 install: $(INSTALLED)
 
 java-check:
-	@major=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1); \
+	@found=$$(java -version 2>&1 | grep -m 1 version || true); \
+	major=$$(echo "$$found" | sed -n 's/.*version "\([0-9]*\).*/\1/p'); \
 	if [ -z "$$major" ] || [ "$$major" -lt 17 ]; then \
-		echo "Java 17 or newer is required to run Spark (found: $${major:-no java})." >&2; \
+		echo "Java 17 or newer is required to run Spark (found: $${found:-no java on the PATH})." >&2; \
 		echo "Install it, e.g. on Debian/Ubuntu: apt-get install openjdk-17-jre-headless" >&2; \
 		exit 1; \
 	fi

@@ -42,7 +42,7 @@ DATAWORKS_SCHEMA = (
     " payload: struct<before: struct<dataColumn: map<string, string>>, after: struct<dataColumn: map<string, string>>,"
     " sequenceId: string, op: string, timestamp: struct<eventTime: bigint, systemTime: bigint>>, version: string>"
 )
-LANDED_AT = dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc)
+LANDED_AT = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)
 
 
 def landing_frame(spark: SparkSession, values: list[bytes]) -> DataFrame:

@@ -28,7 +28,7 @@ from cdc_unify.generator.workload import WorkloadOptions, build_workload
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "spec_examples" / "dataworks_json"
 DIALECT = "dataworks_json"
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 # Copied from spec 001 (消息总体格式, 同步任务心跳消息格式, 参数说明 and 字段类型).
 SPEC_TOP_LEVEL = {"schema", "payload", "version"}
@@ -318,3 +318,10 @@ def test_spark_dbt_unit_and_data_tests_pass(staged):
     from harness import run_dbt
 
     run_dbt("test", "--select", "stg_dataworks_json__changes")
+
+
+@pytest.mark.spark
+def test_spark_generated_stream_with_delivery_faults_matches_the_oracle(tmp_path):
+    from generated_oracle import check_generated_stream
+
+    check_generated_stream(DIALECT, tmp_path)

@@ -37,7 +37,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SPEC = Path("/work/shared/format-specs/dts_avro.md")
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "spec_examples" / "dts_avro"
 DIALECT = "dts_avro"
-UTC = dt.timezone.utc
+UTC = dt.UTC
 NS = "com.alibaba.dts.formats.avro."
 
 # Copied from dts_avro.md section 1.1 (wire order) and the Operation enum.
@@ -637,3 +637,10 @@ def test_spark_python_twins_equal_the_sql_macros():
         assert row["event_id"] == d.cdc_event_id(feed, DIALECT, natural_id, row_index)
         assert row["sequence"] == d.cdc_sequence(position, ts, offset, row_index)
         assert row["primary_key"] == d.cdc_primary_key(pk, before, after)
+
+
+@pytest.mark.spark
+def test_spark_generated_stream_with_delivery_faults_matches_the_oracle(tmp_path):
+    from generated_oracle import check_generated_stream
+
+    check_generated_stream(DIALECT, tmp_path)

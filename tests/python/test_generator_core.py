@@ -47,11 +47,18 @@ def _row_expected(change: SourceChange, row_index: int, ts: dt.datetime) -> dict
     keys = list(change.schema.primary_key)
     image = after or before
     return {
-        "row_index": row_index, "event_kind": "ROW", "op": change.op,
-        "database_name": change.schema.database, "table_name": change.schema.table,
+        "row_index": row_index,
+        "event_kind": "ROW",
+        "op": change.op,
+        "database_name": change.schema.database,
+        "table_name": change.schema.table,
         "primary_key_columns": keys,
         "primary_key": json.dumps([image[k] for k in keys], separators=(",", ":")) if keys and image else None,
-        "before": before, "after": after, "before_is_partial": False, "after_is_partial": False, "event_ts": ts,
+        "before": before,
+        "after": after,
+        "before_is_partial": False,
+        "after_is_partial": False,
+        "event_ts": ts,
     }
 
 
@@ -82,23 +89,54 @@ class JsonTestEncoder(Encoder):
 
     def _heartbeat(self, at: dt.datetime) -> EncodedMessage:
         value = json.dumps({"type": "HEARTBEAT", "ts": fmt_instant(at)}).encode()
-        return EncodedMessage(value, None, "heartbeat", at, ({"row_index": 0, "event_kind": "HEARTBEAT",
-                                                             "op": "HEARTBEAT"},), is_row_message=False)
+        return EncodedMessage(
+            value,
+            None,
+            "heartbeat",
+            at,
+            ({"row_index": 0, "event_kind": "HEARTBEAT", "op": "HEARTBEAT"},),
+            is_row_message=False,
+        )
 
     def _message(self, tx_id: str, ts: dt.datetime, changes: list[SourceChange]) -> EncodedMessage:
         first = changes[0]
         table = f"{first.schema.database}.{first.schema.table}"
         if first.op == "DDL":
-            body = {"type": "DDL", "kind": first.ddl_kind, "sql": first.ddl_statement, "table": table,
-                    "ts": fmt_instant(ts), "pos": f"{first.position.file_name}:{first.position.offset}"}
-            expected = ({"row_index": 0, "event_kind": "DDL", "op": first.ddl_kind,
-                         "ddl_statement": first.ddl_statement, "database_name": first.schema.database,
-                         "table_name": first.schema.table},)
+            body = {
+                "type": "DDL",
+                "kind": first.ddl_kind,
+                "sql": first.ddl_statement,
+                "table": table,
+                "ts": fmt_instant(ts),
+                "pos": f"{first.position.file_name}:{first.position.offset}",
+            }
+            expected = (
+                {
+                    "row_index": 0,
+                    "event_kind": "DDL",
+                    "op": first.ddl_kind,
+                    "ddl_statement": first.ddl_statement,
+                    "database_name": first.schema.database,
+                    "table_name": first.schema.table,
+                },
+            )
             return EncodedMessage(json.dumps(body).encode(), None, table, ts, expected, is_row_message=False)
         expected = tuple(_row_expected(c, i, ts) for i, c in enumerate(changes))
-        body = {"type": "ROW", "table": table, "tx": tx_id, "ts": fmt_instant(ts),
-                "rows": [{"op": c.op, "pos": f"{c.position.file_name}:{c.position.offset}",
-                          "before": e["before"], "after": e["after"]} for c, e in zip(changes, expected, strict=True)]}
+        body = {
+            "type": "ROW",
+            "table": table,
+            "tx": tx_id,
+            "ts": fmt_instant(ts),
+            "rows": [
+                {
+                    "op": c.op,
+                    "pos": f"{c.position.file_name}:{c.position.offset}",
+                    "before": e["before"],
+                    "after": e["after"],
+                }
+                for c, e in zip(changes, expected, strict=True)
+            ],
+        }
         pk = expected[0]["primary_key"]
         key = pk.encode() if pk is not None and len(changes) == 1 else None
         routing = f"{table}|{pk}" if key is not None else table
@@ -130,8 +168,17 @@ def decode(value: bytes) -> list[dict[str, Any]]:
         return [{"row_index": 0, "event_kind": "HEARTBEAT"}]
     if body["type"] == "DDL":
         return [{"row_index": 0, "event_kind": "DDL", "ddl_statement": body["sql"]}]
-    return [{"row_index": i, "event_kind": "ROW", "op": r["op"], "before": r["before"], "after": r["after"],
-             "event_ts": body["ts"]} for i, r in enumerate(body["rows"])]
+    return [
+        {
+            "row_index": i,
+            "event_kind": "ROW",
+            "op": r["op"],
+            "before": r["before"],
+            "after": r["after"],
+            "event_ts": body["ts"],
+        }
+        for i, r in enumerate(body["rows"])
+    ]
 
 
 # ---------------------------------------------------------------- fixtures
@@ -169,8 +216,14 @@ def test_same_seed_gives_byte_identical_files(generated: tuple[Path, dict], tmp_
     generate(EVENTS, SEED, tmp_path, ["test_json"], encoders={"test_json": JsonTestEncoder()})
     first, second = _files(out), _files(tmp_path)
     assert first.keys() == second.keys()
-    assert {"manifest.json", "test_json/batch-1.parquet", "test_json/batch-2.parquet",
-            "test_json/expected-events.jsonl", "test_json/faults.jsonl", "truth/tables.json"} <= first.keys()
+    assert {
+        "manifest.json",
+        "test_json/batch-1.parquet",
+        "test_json/batch-2.parquet",
+        "test_json/expected-events.jsonl",
+        "test_json/faults.jsonl",
+        "truth/tables.json",
+    } <= first.keys()
     assert [name for name in first if first[name] != second[name]] == []
 
 
@@ -178,11 +231,16 @@ def test_output_does_not_depend_on_the_hash_seed(generated: tuple[Path, dict], t
     """Another process with another PYTHONHASHSEED writes the same bytes (no set/hash order leaks)."""
     out, _ = generated
     here = Path(__file__).resolve().parent
-    code = ("import sys; from pathlib import Path; from test_generator_core import JsonTestEncoder, EVENTS, SEED; "
-            "from cdc_unify.generator.run import generate; "
-            "generate(EVENTS, SEED, Path(sys.argv[1]), ['test_json'], encoders={'test_json': JsonTestEncoder()})")
-    env = {**os.environ, "PYTHONHASHSEED": "12345",
-           "PYTHONPATH": os.pathsep.join([str(here.parents[1] / "src"), str(here), os.environ.get("PYTHONPATH", "")])}
+    code = (
+        "import sys; from pathlib import Path; from test_generator_core import JsonTestEncoder, EVENTS, SEED; "
+        "from cdc_unify.generator.run import generate; "
+        "generate(EVENTS, SEED, Path(sys.argv[1]), ['test_json'], encoders={'test_json': JsonTestEncoder()})"
+    )
+    env = {
+        **os.environ,
+        "PYTHONHASHSEED": "12345",
+        "PYTHONPATH": os.pathsep.join([str(here.parents[1] / "src"), str(here), os.environ.get("PYTHONPATH", "")]),
+    }
     subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, env=env, cwd=here)
     assert _files(out) == _files(tmp_path)
 
@@ -255,9 +313,20 @@ def test_workload_holds_every_operation_kind(workload: Workload) -> None:
                 kinds["truncate_" + table] += 1
             if added_at and tx.seq > added_at and table == "customers" and change.after:
                 kinds["rows_with_added_column"] += "loyalty_tier" in change.after
-    for kind in ("SNAPSHOT", "INSERT", "UPDATE", "DELETE", "DDL", "update_one_column", "update_several_columns",
-                 "pk_change", "delete_then_reinsert", "truncate_order_items", "rows_with_added_column",
-                 "multi_change_tx"):
+    for kind in (
+        "SNAPSHOT",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "DDL",
+        "update_one_column",
+        "update_several_columns",
+        "pk_change",
+        "delete_then_reinsert",
+        "truncate_order_items",
+        "rows_with_added_column",
+        "multi_change_tx",
+    ):
         assert kinds[kind] > 0, kind
     assert len(workload.heartbeat_times) >= 2
     assert workload.heartbeat_times == sorted(workload.heartbeat_times)
@@ -279,15 +348,19 @@ def test_workload_covers_every_logical_type_with_nulls_and_edges(workload: Workl
     nullable = {(s.table, c.name) for s in workload.tables.values() for c in s.columns if c.nullable}
     assert nullable <= null_columns
     assert nullable <= non_null_columns
-    assert ubigint_max > 2 ** 63
+    assert ubigint_max > 2**63
 
 
 def test_workload_is_deterministic() -> None:
     def digest(w: Workload) -> str:
         return hashlib.sha256(repr((w.transactions, w.heartbeat_times)).encode()).hexdigest()
 
-    assert digest(build_workload(WorkloadOptions(events=150), 3)) == digest(build_workload(WorkloadOptions(events=150), 3))
-    assert digest(build_workload(WorkloadOptions(events=150), 3)) != digest(build_workload(WorkloadOptions(events=150), 4))
+    assert digest(build_workload(WorkloadOptions(events=150), 3)) == digest(
+        build_workload(WorkloadOptions(events=150), 3)
+    )
+    assert digest(build_workload(WorkloadOptions(events=150), 3)) != digest(
+        build_workload(WorkloadOptions(events=150), 4)
+    )
 
 
 # ---------------------------------------------------------------- truth
@@ -323,7 +396,8 @@ def test_truth_state_at_matches_naive_replay(workload: Workload) -> None:
         previous = state
     far = states[-1][0] + dt.timedelta(days=1)
     assert {n: _normalised(t.state_at(far)) for n, t in truth.tables.items()} == {
-        n: _normalised(t.final_state()) for n, t in truth.tables.items()}
+        n: _normalised(t.final_state()) for n, t in truth.tables.items()
+    }
 
 
 def _normalised(rows: list[dict[str, str | None]]) -> Counter:
@@ -389,10 +463,14 @@ def test_manifest_counts_match_files(generated: tuple[Path, dict]) -> None:
         assert by_fault["duplicate"] == counts["duplicates"]
         assert by_fault["tombstone"] == counts["tombstones"]
         assert by_fault["malformed"] == counts["malformed"]
-        sources = {(e["batch"], e["landing_partition"], e["landing_offset"]) for e in expected if e["batch"] == int(batch)}
+        sources = {
+            (e["batch"], e["landing_partition"], e["landing_offset"]) for e in expected if e["batch"] == int(batch)
+        }
         assert len(sources) == counts["source_messages"]
-        assert counts["messages"] == counts["source_messages"] + counts["duplicates"] + counts["tombstones"] + counts[
-            "malformed"]
+        assert (
+            counts["messages"]
+            == counts["source_messages"] + counts["duplicates"] + counts["tombstones"] + counts["malformed"]
+        )
         assert counts["source_messages"] == counts["row_messages"] + counts["non_row_messages"]
     # Every landed message is either a source message or exactly one listed fault.
     fault_coords = [(f["batch"], f["landing_partition"], f["landing_offset"]) for f in faults]
@@ -402,7 +480,8 @@ def test_manifest_counts_match_files(generated: tuple[Path, dict]) -> None:
     assert source_coords | set(fault_coords) == set(landing)
     assert Counter(f["kind"] for f in faults if f["fault"] == "malformed") == Counter(info["malformed_by_kind"])
     assert Counter(f["error_code"] for f in faults if f["fault"] == "malformed") == Counter(
-        info["malformed_by_error_code"])
+        info["malformed_by_error_code"]
+    )
 
 
 def test_every_fault_kind_is_present_and_well_formed(generated: tuple[Path, dict]) -> None:
@@ -414,8 +493,9 @@ def test_every_fault_kind_is_present_and_well_formed(generated: tuple[Path, dict
     real_values = {landing[(e["batch"], e["landing_partition"], e["landing_offset"])]["value"] for e in expected}
     kinds = set(COMMON_MALFORMED_KINDS) | {"wrong_shape"}
     assert set(info["malformed_by_kind"]) == kinds
-    assert info["malformed_by_error_code"] == dict(Counter(MALFORMED_ERROR_CODE[k] for k in kinds for _ in range(
-        info["malformed_by_kind"][k])))
+    assert info["malformed_by_error_code"] == dict(
+        Counter(MALFORMED_ERROR_CODE[k] for k in kinds for _ in range(info["malformed_by_kind"][k]))
+    )
     malformed_values = []
     for fault in faults:
         rec = landing[(fault["batch"], fault["landing_partition"], fault["landing_offset"])]
@@ -499,15 +579,23 @@ def test_fast_instant_text_equals_canonical_text() -> None:
     rng = random.Random(1)
     zones = (dt.timezone.utc, dt.timezone(dt.timedelta(hours=8)), dt.timezone(dt.timedelta(hours=-5, minutes=-30)))
     for _ in range(2000):
-        value = dt.datetime(rng.randint(2, 9998), rng.randint(1, 12), rng.randint(1, 28), rng.randrange(24),
-                            rng.randrange(60), rng.randrange(60), rng.choice((0, 10, 500_000, rng.randrange(10 ** 6))),
-                            tzinfo=rng.choice(zones))
+        value = dt.datetime(
+            rng.randint(2, 9998),
+            rng.randint(1, 12),
+            rng.randint(1, 28),
+            rng.randrange(24),
+            rng.randrange(60),
+            rng.randrange(60),
+            rng.choice((0, 10, 500_000, rng.randrange(10**6))),
+            tzinfo=rng.choice(zones),
+        )
         assert iso_instant(value) == fmt_instant(value)
 
 
 def test_zero_shares_deliver_only_the_source_messages(tmp_path: Path) -> None:
-    faults = FaultOptions(partitions=1, duplicate_share=0, malformed_share=0, late_share=0, tombstone_share=0,
-                          tail_share=0)
+    faults = FaultOptions(
+        partitions=1, duplicate_share=0, malformed_share=0, late_share=0, tombstone_share=0, tail_share=0
+    )
     manifest = generate(120, SEED, tmp_path, ["test_json"], faults, encoders={"test_json": JsonTestEncoder()})
     info = manifest["per_dialect"]["test_json"]
     assert info["batches"]["2"]["messages"] == 0
@@ -521,8 +609,25 @@ def test_cli_generate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from cdc_unify.generator import run
 
     monkeypatch.setattr(run, "encoder_for", lambda dialect: JsonTestEncoder(dialect))
-    argv = ["generate", "--events", "80", "--seed", "5", "--out", str(tmp_path), "--dialects", "canal_json",
-            "--partitions", "2", "--malformed-share", "0.05", "--duplicate-share", "0.1", "--late-share", "0.1"]
+    argv = [
+        "generate",
+        "--events",
+        "80",
+        "--seed",
+        "5",
+        "--out",
+        str(tmp_path),
+        "--dialects",
+        "canal_json",
+        "--partitions",
+        "2",
+        "--malformed-share",
+        "0.05",
+        "--duplicate-share",
+        "0.1",
+        "--late-share",
+        "0.1",
+    ]
     assert cli.main(argv) == 0
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["dialects"] == ["canal_json"] and manifest["seed"] == 5

@@ -31,7 +31,7 @@ from cdc_unify.generator.workload import WorkloadOptions, build_workload
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "spec_examples" / "oms_dataworks_json"
 DIALECT = "oms_dataworks_json"
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 # Copied from spec 003 (Dataworks JSON 消息格式 and its samples).
 SPEC_TOP_LEVEL = {"version", "schema", "payload", "extend"}
@@ -92,7 +92,8 @@ def test_updates_carry_both_images_and_keyless_tables_no_pk(messages):
         (Column("c", "datetime", "datetime(6)"), dt.datetime(2020, 11, 25, 0, 1, 2, 12000), "2020-11-25 00:01:02.012"),
         (Column("c", "timestamp", "timestamp(6)"), dt.datetime(2020, 11, 24, 16, 1, 2, 12345, tzinfo=UTC),
          "1606233662.012345"),
-        (Column("c", "zoned_datetime", "x"), dt.datetime(2020, 11, 25, 0, 1, 2, 12345, tzinfo=ZoneInfo("Asia/Shanghai")),
+        (Column("c", "zoned_datetime", "x"),
+         dt.datetime(2020, 11, 25, 0, 1, 2, 12345, tzinfo=ZoneInfo("Asia/Shanghai")),
          "2020-11-25 00:01:02.012345 Asia/Shanghai"),
         (Column("c", "interval_ds", "x"), dt.timedelta(days=3), "INTERVAL '3' DAY"),
         (Column("c", "interval_ym", "x"), IntervalYM(48), "INTERVAL '4' YEAR"),
@@ -303,3 +304,10 @@ def test_spark_dbt_unit_and_data_tests_pass(staged):
     from harness import run_dbt
 
     run_dbt("test", "--select", "stg_oms_dataworks_json__changes")
+
+
+@pytest.mark.spark
+def test_spark_generated_stream_with_delivery_faults_matches_the_oracle(tmp_path):
+    from generated_oracle import check_generated_stream
+
+    check_generated_stream(DIALECT, tmp_path)

@@ -46,9 +46,11 @@ message_fields as (
 classified as (
     select
         *,
+        {#- the spec's field table writes insert as `l`, its sample as `I`: both are INSERT -#}
         case
-            when is_format_one then case type_code when 'I' then 'INSERT' when 'l' then 'INSERT'
-                when 'U' then 'UPDATE' when 'D' then 'DELETE' end
+            when is_format_one and type_code in ('I', 'l') then 'INSERT'
+            when is_format_one and type_code = 'U' then 'UPDATE'
+            when is_format_one and type_code = 'D' then 'DELETE'
         end as row_op,
         case
             when
@@ -60,7 +62,9 @@ classified as (
         {{ canal_epoch_unit('ts_text') }} as ts_unit,
         case
             when time_text rlike '^[0-9]{14}$'
-                then to_utc_timestamp(try_to_timestamp(time_text, 'yyyyMMddHHmmss'), '{{ source_tz | replace("'", "") }}')
+                then to_utc_timestamp(
+                        try_to_timestamp(time_text, 'yyyyMMddHHmmss'), '{{ source_tz | replace("'", "") }}'
+                    )
         end as time_ts,
         try_cast(regexp_extract(binlog_name, '([0-9]+)$', 1) as bigint) as binlog_file_index,
         {{ canal_nested_columns('new_struct') }} as new_nested,
@@ -121,9 +125,11 @@ checked as (
             when is_format_one and coalesce(dml_table, '') = '' then 'TABLE is missing'
             when is_format_one and time_text is null then 'TIME is missing'
             when is_format_one and time_ts is null then concat('TIME ', time_text, ' is not yyyyMMddHHmmss')
-            when needs_new and not {{ canal_present('new_json') }} then concat('NEW_VALUES is missing for TYPE ', type_code)
+            when needs_new and not {{ canal_present('new_json') }}
+                then concat('NEW_VALUES is missing for TYPE ', type_code)
             when needs_new and new_struct is null then 'NEW_VALUES is not a JSON object'
-            when needs_old and not {{ canal_present('old_json') }} then concat('OLD_VALUES is missing for TYPE ', type_code)
+            when needs_old and not {{ canal_present('old_json') }}
+                then concat('OLD_VALUES is missing for TYPE ', type_code)
             when needs_old and old_struct is null then 'OLD_VALUES is not a JSON object'
             when is_format_one and binlog_pos is not null and not binlog_pos rlike '^[0-9]{1,18}$'
                 then concat('BINLOG_POS ', binlog_pos, ' is not a binlog offset')
@@ -133,10 +139,11 @@ checked as (
                 then concat('OLD_VALUES values are JSON objects/arrays, not column values: ', old_nested)
             when not is_format_one and not {{ canal_present("message['type']") }} then 'type is null'
             when not is_format_one and ddl_op is null
-                then concat('type ', canal_type, ' is not a Canal DDL type (format one carries DML, Canal shape only DDL)')
+                then concat('type ', canal_type, ' is not a Canal DDL type (format one carries the DML)')
             when not is_format_one and sql_text is null then concat('sql is missing for DDL type ', canal_type)
             when not is_format_one and es_text is null then 'es (execution time) is missing'
-            when not is_format_one and es_timestamp is null then concat('es ', es_text, ' is not epoch seconds/milliseconds')
+            when not is_format_one and es_timestamp is null
+                then concat('es ', es_text, ' is not epoch seconds/milliseconds')
             when not is_format_one and ts_text is not null and ts_timestamp is null
                 then concat('ts ', ts_text, ' is not epoch seconds/milliseconds')
         end as pre_error_detail
@@ -209,7 +216,10 @@ key_sources as (
     select
         *,
         element_at(
-            from_json('{{ primary_keys_json | replace("\\", "\\\\") | replace("'", "\\'") }}', 'map<string, array<string>>'),
+            from_json(
+                '{{ primary_keys_json | replace("\\", "\\\\") | replace("'", "\\'") }}',
+                'map<string, array<string>>'
+            ),
             concat(database_name, '.', table_name)
         ) as configured_key,
         {#- the latest CREATE TABLE of this table up to this event; seconds, as format one's TIME has no more -#}

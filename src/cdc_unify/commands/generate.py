@@ -38,15 +38,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--events", type=_positive, default=1000, help="row changes to simulate (default 1000)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--out", type=Path, required=True, help="output folder")
-    parser.add_argument("--dialects", nargs="+", choices=DIALECTS, metavar="DIALECT",
-                        help="dialects to write (default: every dialect whose encoder exists)")
+    parser.add_argument(
+        "--dialects",
+        nargs="+",
+        choices=DIALECTS,
+        metavar="DIALECT",
+        help="dialects to write (default: every dialect whose encoder exists)",
+    )
     parser.add_argument("--partitions", type=_positive, default=3, help="Kafka partitions per topic (default 3)")
-    parser.add_argument("--malformed-share", type=_share, default=0.01,
-                        help="malformed messages added per row message (default 0.01)")
-    parser.add_argument("--duplicate-share", type=_share, default=0.02,
-                        help="share of messages redelivered at a later offset (default 0.02)")
-    parser.add_argument("--late-share", type=_share, default=0.03,
-                        help="share of older row messages held back into batch 2 (default 0.03)")
+    parser.add_argument(
+        "--malformed-share", type=_share, default=0.01, help="malformed messages added per row message (default 0.01)"
+    )
+    parser.add_argument(
+        "--duplicate-share",
+        type=_share,
+        default=0.02,
+        help="share of messages redelivered at a later offset (default 0.02)",
+    )
+    parser.add_argument(
+        "--late-share",
+        type=_share,
+        default=0.03,
+        help="share of older row messages held back into batch 2 (default 0.03)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -58,8 +72,12 @@ def run(args: argparse.Namespace) -> int:
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    faults = FaultOptions(partitions=args.partitions, duplicate_share=args.duplicate_share,
-                          malformed_share=args.malformed_share, late_share=args.late_share)
+    faults = FaultOptions(
+        partitions=args.partitions,
+        duplicate_share=args.duplicate_share,
+        malformed_share=args.malformed_share,
+        late_share=args.late_share,
+    )
     try:
         manifest = generate(args.events, args.seed, args.out, args.dialects, faults, log=log)
     except ValueError as exc:
@@ -67,8 +85,10 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for dialect, info in manifest["per_dialect"].items():
         totals = info["totals"]
-        print(f"{dialect}: {totals['messages']} messages ({totals['source_messages']} source, "
-              f"{totals['duplicates']} duplicates, {totals['tombstones']} tombstones, "
-              f"{totals['malformed']} malformed) in {args.out / dialect}")
+        print(
+            f"{dialect}: {totals['messages']} messages ({totals['source_messages']} source, "
+            f"{totals['duplicates']} duplicates, {totals['tombstones']} tombstones, "
+            f"{totals['malformed']} malformed) in {args.out / dialect}"
+        )
     print(f"truth and manifest in {args.out}")
     return 0

@@ -111,6 +111,8 @@ def record_schema(with_born_timestamp: bool = True) -> dict[str, Any]:
 
 def read_zigzag_long(buf: bytes, pos: int) -> tuple[int, int]:
     """One Avro int/long (zig-zag varint) at `pos` -> (value, next position)."""
+    if pos < len(buf) and buf[pos] < 0x80:  # one byte: most lengths, ordinals and flags
+        return (buf[pos] >> 1) ^ -(buf[pos] & 1), pos + 1
     raw = shift = 0
     while True:
         if pos >= len(buf):
@@ -419,7 +421,7 @@ def _timestamp_text(datum: dict[str, Any]) -> str:
     if not 0 <= micros < 1_000_000:
         raise c.CanonicalError(f"Timestamp fraction {micros} is not a microsecond count")
     try:
-        instant = dt.datetime.fromtimestamp(datum["timestamp"], dt.timezone.utc)
+        instant = dt.datetime.fromtimestamp(datum["timestamp"], dt.UTC)
     except (OverflowError, OSError, ValueError):
         raise c.CanonicalError(f"Timestamp {datum['timestamp']} is out of range") from None
     return c.fmt_instant(instant, micros * 1000)
@@ -587,7 +589,7 @@ def event_time(source_timestamp: int) -> tuple[dt.datetime, str]:
     precision = "ms" if abs(source_timestamp) >= 10**10 else "s"
     micros = source_timestamp * (1000 if precision == "ms" else 1_000_000)
     try:
-        return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=micros), precision
+        return dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=micros), precision
     except OverflowError:
         raise Rejected("invalid_timestamp", f"sourceTimestamp {source_timestamp} is out of range") from None
 
@@ -597,7 +599,7 @@ def emitted_time(tags: dict[str, str]) -> dt.datetime | None:
     text = tags.get("readerThroughoutTime", "")
     if not text.isdigit() or len(text) > 15:
         return None
-    return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=int(text))
+    return dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=int(text))
 
 
 _POSITION_RE = re.compile(r"^(\d+)@(\d+)$")
@@ -790,7 +792,7 @@ def _lpad(text: str, width: int) -> str:
 
 
 def unix_micros(value: dt.datetime) -> int:
-    return (value - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(microseconds=1)
+    return (value - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
 
 
 def cdc_sequence(

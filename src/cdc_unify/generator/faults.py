@@ -118,8 +118,11 @@ def _is_delete(message: EncodedMessage) -> bool:
 
 def _may_be_late(message: EncodedMessage) -> bool:
     rows = message.expected
-    return (message.is_row_message and bool(rows)
-            and all(r.get("event_kind") == "ROW" and r.get("op") != "TRUNCATE" for r in rows))
+    return (
+        message.is_row_message
+        and bool(rows)
+        and all(r.get("event_kind") == "ROW" and r.get("op") != "TRUNCATE" for r in rows)
+    )
 
 
 @dataclass
@@ -131,8 +134,16 @@ class _Pending:
 
 
 class FaultInjector:
-    def __init__(self, encoder: Encoder, options: FaultOptions, seed: int, topic: str, tail_from: dt.datetime,
-                 on_expected: Callable[[dict[str, Any]], None], on_fault: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(
+        self,
+        encoder: Encoder,
+        options: FaultOptions,
+        seed: int,
+        topic: str,
+        tail_from: dt.datetime,
+        on_expected: Callable[[dict[str, Any]], None],
+        on_fault: Callable[[dict[str, Any]], None],
+    ) -> None:
         self.encoder = encoder
         self.opt = options
         self.topic = topic
@@ -148,7 +159,9 @@ class FaultInjector:
         self.last_ts = [0] * n
         self.last_real: list[tuple[EncodedMessage, dict[str, int]] | None] = [None] * n
         self.parts: dict[int, list[list[tuple[int, int, bytes | None, bytes | None]]]] = {
-            1: [[] for _ in range(n)], 2: [[] for _ in range(n)]}
+            1: [[] for _ in range(n)],
+            2: [[] for _ in range(n)],
+        }
         self.pending_dups: list[list[tuple[int, int, EncodedMessage, dict[str, int]]]] = [[] for _ in range(n)]
         self.dup_seq = 0
         self.counts = {1: BatchCounts(), 2: BatchCounts()}
@@ -259,8 +272,11 @@ class FaultInjector:
             self.dup_seq += 1
             due = self.next_offset[p] + self.rng.randint(1, 40)
             heapq.heappush(self.pending_dups[p], (due, self.dup_seq, message, coords))
-        if _is_delete(message) and self.opt.tombstone_share and (
-                not self.tombstoned_any or self.rng.random() < self.opt.tombstone_share):
+        if (
+            _is_delete(message)
+            and self.opt.tombstone_share
+            and (not self.tombstoned_any or self.rng.random() < self.opt.tombstone_share)
+        ):
             self._deliver_tombstone(batch, p, message, coords)
         if message.is_row_message and message.value is not None:
             self._maybe_malform(batch, p, message, coords)
@@ -277,13 +293,27 @@ class FaultInjector:
         self.counts[coords["batch"]].expected_rows += len(message.expected)
 
     def _landing(self, coords: dict[str, int]) -> dict[str, Any]:
-        return {"batch": coords["batch"], "landing_topic": self.topic, "landing_partition": coords["partition"],
-                "landing_offset": coords["offset"], "landing_timestamp": iso_instant(_timestamp(coords["timestamp_us"]))}
+        return {
+            "batch": coords["batch"],
+            "landing_topic": self.topic,
+            "landing_partition": coords["partition"],
+            "landing_offset": coords["offset"],
+            "landing_timestamp": iso_instant(_timestamp(coords["timestamp_us"])),
+        }
 
     def _fault(self, fault: str, coords: dict[str, int], origin: dict[str, int], **extra: Any) -> None:
-        self.on_fault({**self._landing(coords), "fault": fault, **extra,
-                       "of": {"batch": origin["batch"], "landing_partition": origin["partition"],
-                              "landing_offset": origin["offset"]}})
+        self.on_fault(
+            {
+                **self._landing(coords),
+                "fault": fault,
+                **extra,
+                "of": {
+                    "batch": origin["batch"],
+                    "landing_partition": origin["partition"],
+                    "landing_offset": origin["offset"],
+                },
+            }
+        )
 
     def _deliver_duplicate(self, batch: int, p: int, message: EncodedMessage, origin: dict[str, int]) -> None:
         coords = self._append(batch, p, message.key, message.value, self.last_ts[p] + self.rng.randrange(0, 5_000))

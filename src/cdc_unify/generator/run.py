@@ -119,8 +119,16 @@ def _workload_summary(workload: Workload, tail_from: dt.datetime) -> dict[str, A
     }
 
 
-def _generate_dialect(encoder: Encoder, workload: Workload, seed: int, faults: FaultOptions, tail_from: dt.datetime,
-                      out_dir: Path, log: Log | None, events: int) -> dict[str, Any]:
+def _generate_dialect(
+    encoder: Encoder,
+    workload: Workload,
+    seed: int,
+    faults: FaultOptions,
+    tail_from: dt.datetime,
+    out_dir: Path,
+    log: Log | None,
+    events: int,
+) -> dict[str, Any]:
     dialect = encoder.dialect
     topic = topic_for(dialect)
     target = out_dir / dialect
@@ -154,9 +162,15 @@ def _generate_dialect(encoder: Encoder, workload: Workload, seed: int, faults: F
     }
 
 
-def generate(events: int, seed: int, out_dir: Path | str, dialects: Sequence[str] | None = None,
-             faults: FaultOptions | None = None, encoders: Mapping[str, Encoder] | None = None,
-             log: Log | None = None) -> dict[str, Any]:
+def generate(
+    events: int,
+    seed: int,
+    out_dir: Path | str,
+    dialects: Sequence[str] | None = None,
+    faults: FaultOptions | None = None,
+    encoders: Mapping[str, Encoder] | None = None,
+    log: Log | None = None,
+) -> dict[str, Any]:
     """Write every output file for `dialects` (default: every dialect with an encoder) and
     return the manifest.  `encoders` overrides the encoder looked up for a dialect name."""
     out_dir = Path(out_dir)

@@ -192,8 +192,11 @@ def compute_truth(workload: Workload) -> Truth:
 def _apply(table: TableTruth, change: SourceChange, at: dt.datetime, canon: _Canonicaliser) -> None:
     op = change.op
     if op == "DDL":
-        table.schema_versions.append(SchemaVersion(at, change.ddl_kind or "", change.ddl_statement or "",
-                                                   change.schema.columns, change.schema.primary_key))
+        table.schema_versions.append(
+            SchemaVersion(
+                at, change.ddl_kind or "", change.ddl_statement or "", change.schema.columns, change.schema.primary_key
+            )
+        )
         return
     if op == "TRUNCATE":
         table.end_all(at)
@@ -223,8 +226,7 @@ def _dumps(obj: Any) -> str:
 
 
 def _column_json(col: Column) -> dict[str, Any]:
-    return {"name": col.name, "logical_type": col.logical_type, "mysql_type": col.mysql_type,
-            "nullable": col.nullable}
+    return {"name": col.name, "logical_type": col.logical_type, "mysql_type": col.mysql_type, "nullable": col.nullable}
 
 
 def _ts(value: dt.datetime | None) -> str | None:
@@ -245,8 +247,13 @@ def write_truth(truth: Truth, out_dir: Path) -> dict[str, dict[str, int]]:
             "primary_key": list(table.primary_key),
             "identity": table.identity,
             "schema_versions": [
-                {"effective_from": _ts(s.effective_from), "ddl_kind": s.ddl_kind, "ddl_statement": s.ddl_statement,
-                 "columns": [_column_json(c) for c in s.columns], "primary_key": list(s.primary_key)}
+                {
+                    "effective_from": _ts(s.effective_from),
+                    "ddl_kind": s.ddl_kind,
+                    "ddl_statement": s.ddl_statement,
+                    "columns": [_column_json(c) for c in s.columns],
+                    "primary_key": list(s.primary_key),
+                }
                 for s in table.schema_versions
             ],
         }
@@ -258,8 +265,18 @@ def write_truth(truth: Truth, out_dir: Path) -> dict[str, dict[str, int]]:
             for v in history:
                 number = number + 1 if v.key == previous else 1
                 previous = v.key
-                fh.write(_dumps({"key": v.key, "version": number, "valid_from": _ts(v.valid_from),
-                                 "valid_to": _ts(v.valid_to), "row": v.row}) + "\n")
+                fh.write(
+                    _dumps(
+                        {
+                            "key": v.key,
+                            "version": number,
+                            "valid_from": _ts(v.valid_from),
+                            "valid_to": _ts(v.valid_to),
+                            "row": v.row,
+                        }
+                    )
+                    + "\n"
+                )
         counts[name] = {"rows": len(current), "versions": len(history)}
     (out_dir / "tables.json").write_text(_dumps(catalog) + "\n", encoding="utf-8")
     return counts
@@ -279,11 +296,20 @@ def load_truth(out_dir: Path) -> Truth:
         table = TableTruth(meta["database"], meta["table"], tuple(meta["primary_key"]))
         for s in meta["schema_versions"]:
             cols = tuple(Column(c["name"], c["logical_type"], c["mysql_type"], c["nullable"]) for c in s["columns"])
-            table.schema_versions.append(SchemaVersion(parse_instant(s["effective_from"]), s["ddl_kind"],
-                                                       s["ddl_statement"], cols, tuple(s["primary_key"])))
+            table.schema_versions.append(
+                SchemaVersion(
+                    parse_instant(s["effective_from"]), s["ddl_kind"], s["ddl_statement"], cols, tuple(s["primary_key"])
+                )
+            )
         for rec in _read_jsonl(out_dir / f"{name}.history.jsonl"):
             valid_to = rec["valid_to"]
-            table.versions.append(Version(rec["key"], parse_instant(rec["valid_from"]),
-                                          None if valid_to is None else parse_instant(valid_to), rec["row"]))
+            table.versions.append(
+                Version(
+                    rec["key"],
+                    parse_instant(rec["valid_from"]),
+                    None if valid_to is None else parse_instant(valid_to),
+                    rec["row"],
+                )
+            )
         tables[name] = table
     return Truth(tables)

@@ -31,63 +31,83 @@ SERVER_UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"  # fixed GTID source id
 DATABASE = "shop"
 BINLOG_HEADER = 4  # first event offset in a MySQL binlog file (after the magic bytes)
 
-CUSTOMERS = TableSchema(DATABASE, "customers", (
-    Column("id", "bigint", "bigint(20)", nullable=False),
-    Column("name", "string", "varchar(64)"),
-    Column("email", "string", "varchar(128)"),
-    Column("balance", "decimal(12,2)", "decimal(12,2)"),
-    Column("is_active", "boolean", "tinyint(1)"),
-    Column("birth_date", "date", "date"),
-    Column("created_at", "datetime", "datetime(6)"),
-    Column("updated_at", "timestamp", "timestamp(6)"),
-), ("id",))
+CUSTOMERS = TableSchema(
+    DATABASE,
+    "customers",
+    (
+        Column("id", "bigint", "bigint(20)", nullable=False),
+        Column("name", "string", "varchar(64)"),
+        Column("email", "string", "varchar(128)"),
+        Column("balance", "decimal(12,2)", "decimal(12,2)"),
+        Column("is_active", "boolean", "tinyint(1)"),
+        Column("birth_date", "date", "date"),
+        Column("created_at", "datetime", "datetime(6)"),
+        Column("updated_at", "timestamp", "timestamp(6)"),
+    ),
+    ("id",),
+)
 # Added by the ALTER TABLE in the middle of the stream; existing rows get NULL.
 CUSTOMERS_NEW_COLUMN = Column("loyalty_tier", "string", "varchar(16)")
 
-ORDER_ITEMS = TableSchema(DATABASE, "order_items", (
-    Column("order_id", "bigint", "bigint(20)", nullable=False),
-    Column("line_no", "int", "int(11)", nullable=False),
-    Column("sku", "string", "varchar(32)"),
-    Column("qty", "smallint", "smallint(6)"),
-    Column("unit_price", "decimal(10,2)", "decimal(10,2)"),
-    Column("discount", "double", "double"),
-    Column("note", "string", "text"),
-), ("order_id", "line_no"))
+ORDER_ITEMS = TableSchema(
+    DATABASE,
+    "order_items",
+    (
+        Column("order_id", "bigint", "bigint(20)", nullable=False),
+        Column("line_no", "int", "int(11)", nullable=False),
+        Column("sku", "string", "varchar(32)"),
+        Column("qty", "smallint", "smallint(6)"),
+        Column("unit_price", "decimal(10,2)", "decimal(10,2)"),
+        Column("discount", "double", "double"),
+        Column("note", "string", "text"),
+    ),
+    ("order_id", "line_no"),
+)
 
-AUDIT_LOG = TableSchema(DATABASE, "audit_log", (
-    Column("actor", "string", "varchar(32)"),
-    Column("action", "string", "varchar(16)"),
-    Column("logged_at", "datetime", "datetime(3)"),
-    Column("detail", "string", "text"),
-    Column("amount", "decimal(10,2)", "decimal(10,2)"),
-), ())
+AUDIT_LOG = TableSchema(
+    DATABASE,
+    "audit_log",
+    (
+        Column("actor", "string", "varchar(32)"),
+        Column("action", "string", "varchar(16)"),
+        Column("logged_at", "datetime", "datetime(3)"),
+        Column("detail", "string", "text"),
+        Column("amount", "decimal(10,2)", "decimal(10,2)"),
+    ),
+    (),
+)
 
-ALL_TYPES = TableSchema(DATABASE, "all_types", (
-    Column("id", "int", "int(11)", nullable=False),
-    Column("c_tinyint", "tinyint", "tinyint(4)"),
-    Column("c_smallint", "smallint", "smallint(6)"),
-    Column("c_int", "int", "int(11)"),
-    Column("c_bigint", "bigint", "bigint(20)"),
-    Column("c_ubigint", "ubigint", "bigint(20) unsigned"),
-    Column("c_decimal", "decimal(38,10)", "decimal(38,10)"),
-    Column("c_decimal_wide", "decimal(65,30)", "decimal(65,30)"),
-    Column("c_float", "float", "float"),
-    Column("c_double", "double", "double"),
-    Column("c_bool", "boolean", "tinyint(1)"),
-    Column("c_char", "string", "char(8)"),
-    Column("c_varchar", "string", "varchar(255)"),
-    Column("c_text", "string", "text"),
-    Column("c_json", "json", "json"),
-    Column("c_blob", "binary", "blob"),
-    Column("c_binary", "binary", "binary(16)"),
-    Column("c_date", "date", "date"),
-    Column("c_time", "time", "time(6)"),
-    Column("c_datetime", "datetime", "datetime(6)"),
-    Column("c_timestamp", "timestamp", "timestamp(6)"),
-    Column("c_zoned", "zoned_datetime", "timestamp(6) with time zone"),
-    Column("c_interval_ym", "interval_ym", "interval year(2) to month"),
-    Column("c_interval_ds", "interval_ds", "interval day(2) to second(6)"),
-), ("id",))
+ALL_TYPES = TableSchema(
+    DATABASE,
+    "all_types",
+    (
+        Column("id", "int", "int(11)", nullable=False),
+        Column("c_tinyint", "tinyint", "tinyint(4)"),
+        Column("c_smallint", "smallint", "smallint(6)"),
+        Column("c_int", "int", "int(11)"),
+        Column("c_bigint", "bigint", "bigint(20)"),
+        Column("c_ubigint", "ubigint", "bigint(20) unsigned"),
+        Column("c_decimal", "decimal(38,10)", "decimal(38,10)"),
+        Column("c_decimal_wide", "decimal(65,30)", "decimal(65,30)"),
+        Column("c_float", "float", "float"),
+        Column("c_double", "double", "double"),
+        Column("c_bool", "boolean", "tinyint(1)"),
+        Column("c_char", "string", "char(8)"),
+        Column("c_varchar", "string", "varchar(255)"),
+        Column("c_text", "string", "text"),
+        Column("c_json", "json", "json"),
+        Column("c_blob", "binary", "blob"),
+        Column("c_binary", "binary", "binary(16)"),
+        Column("c_date", "date", "date"),
+        Column("c_time", "time", "time(6)"),
+        Column("c_datetime", "datetime", "datetime(6)"),
+        Column("c_timestamp", "timestamp", "timestamp(6)"),
+        Column("c_zoned", "zoned_datetime", "timestamp(6) with time zone"),
+        Column("c_interval_ym", "interval_ym", "interval year(2) to month"),
+        Column("c_interval_ds", "interval_ds", "interval day(2) to second(6)"),
+    ),
+    ("id",),
+)
 
 INITIAL_SCHEMAS = (CUSTOMERS, ORDER_ITEMS, AUDIT_LOG, ALL_TYPES)
 
@@ -95,14 +115,47 @@ INITIAL_SCHEMAS = (CUSTOMERS, ORDER_ITEMS, AUDIT_LOG, ALL_TYPES)
 # Text that stresses encoders: CJK, emoji (outside the BMP, ZWJ sequences), accents,
 # right-to-left, quotes, backslashes and control characters JSON must escape.
 _FIRST_NAMES = (
-    "Alice", "Bob", "张伟", "王芳", "李娜", "José", "Zoë", "Ōkubo", "Ελένη", "Дмитрий", "محمد",
-    "佐藤", "O'Brien", 'Quote "Q"', "Back\\slash", "Tab\tName", "New\nLine", "😀 Smile",
-    "👩‍💻 Dev", "𠜎𠜱", "Ünïcödé", "김민준",
+    "Alice",
+    "Bob",
+    "张伟",
+    "王芳",
+    "李娜",
+    "José",
+    "Zoë",
+    "Ōkubo",
+    "Ελένη",
+    "Дмитрий",
+    "محمد",
+    "佐藤",
+    "O'Brien",
+    'Quote "Q"',
+    "Back\\slash",
+    "Tab\tName",
+    "New\nLine",
+    "😀 Smile",
+    "👩‍💻 Dev",
+    "𠜎𠜱",
+    "Ünïcödé",
+    "김민준",
 )
 _LAST_NAMES = ("Smith", "陈", "Müller", "Nguyễn", "Åström", "🚀", "d'Arc", "Łukasz", "山田", "Ó Briain")
 _WORDS = (
-    "order", "refund", "shipped", "退款", "已发货", "naïve café", "emoji 🎉", "tab\tsep", "quote\"d",
-    "slash\\n", "line\nbreak", "€100", "日本語テキスト", "ok", "∑ math ∞", "🇨🇳 flag",
+    "order",
+    "refund",
+    "shipped",
+    "退款",
+    "已发货",
+    "naïve café",
+    "emoji 🎉",
+    "tab\tsep",
+    'quote"d',
+    "slash\\n",
+    "line\nbreak",
+    "€100",
+    "日本語テキスト",
+    "ok",
+    "∑ math ∞",
+    "🇨🇳 flag",
 )
 _CHAR8 = ("A", "BC", "x1", "中文", "ÄÖÜ", "zz-9", "é", "☃", "q r", "01234567")
 _ACTORS = ("system", "admin", "运维", "batch-job", "José", "api:v2")
@@ -132,13 +185,16 @@ def _float32(value: float) -> float:
 def _mysql_json(obj: dict[str, Any]) -> str:
     """JSON text as MySQL returns it: keys by length then bytes, `, ` and `: ` separators."""
     keys = sorted(obj, key=lambda k: (len(k.encode()), k.encode()))
-    return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(obj[k], ensure_ascii=False)}"
-                           for k in keys) + "}"
+    return (
+        "{"
+        + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(obj[k], ensure_ascii=False)}" for k in keys)
+        + "}"
+    )
 
 
 def _decimal(rng: random.Random, precision: int, scale: int) -> Decimal:
     digits = rng.randint(1, precision)
-    unscaled = rng.randrange(10 ** digits)
+    unscaled = rng.randrange(10**digits)
     if rng.random() < 0.3:
         unscaled = -unscaled
     # Built from text: Decimal arithmetic would round to the 28-digit default context.
@@ -165,23 +221,25 @@ class _Values:
         return self.edge_or("smallint", lambda: self.rng.randint(-32768, 32767))
 
     def int32(self) -> int:
-        return self.edge_or("int", lambda: self.rng.randint(-(2 ** 31), 2 ** 31 - 1))
+        return self.edge_or("int", lambda: self.rng.randint(-(2**31), 2**31 - 1))
 
     def bigint(self) -> int:
-        return self.edge_or("bigint", lambda: self.rng.randint(-(2 ** 63), 2 ** 63 - 1))
+        return self.edge_or("bigint", lambda: self.rng.randint(-(2**63), 2**63 - 1))
 
     def ubigint(self) -> int:
-        return self.edge_or("ubigint", lambda: self.rng.randrange(2 ** 64))
+        return self.edge_or("ubigint", lambda: self.rng.randrange(2**64))
 
     def float32(self) -> float:
         # At most 6 significant digits: every dialect's float text (7 digits) round-trips it.
-        return self.edge_or("float", lambda: _float32(float(f"{self.rng.randrange(-999999, 10 ** 6)}e"
-                                                               f"{self.rng.randint(-8, 6)}")))
+        return self.edge_or(
+            "float", lambda: _float32(float(f"{self.rng.randrange(-999999, 10**6)}e{self.rng.randint(-8, 6)}"))
+        )
 
     def double(self) -> float:
         # At most 15 significant digits: OMS sends doubles with 16.
-        return self.edge_or("double", lambda: float(f"{self.rng.randrange(-(10 ** 15) + 1, 10 ** 15)}e"
-                                                     f"{self.rng.randint(-30, 10)}"))
+        return self.edge_or(
+            "double", lambda: float(f"{self.rng.randrange(-(10**15) + 1, 10**15)}e{self.rng.randint(-30, 10)}")
+        )
 
     def boolean(self) -> bool:
         return self.rng.random() < 0.5
@@ -209,17 +267,24 @@ class _Values:
         return IntervalYM(self.rng.randint(-1188, 1188))
 
     def interval_ds(self) -> dt.timedelta:
-        return dt.timedelta(days=self.rng.randint(-99, 99), seconds=self.rng.randrange(86400),
-                            microseconds=self.rng.choice((0, self.rng.randrange(1_000_000))))
+        return dt.timedelta(
+            days=self.rng.randint(-99, 99),
+            seconds=self.rng.randrange(86400),
+            microseconds=self.rng.choice((0, self.rng.randrange(1_000_000))),
+        )
 
     def name(self) -> str:
         return f"{self.rng.choice(_FIRST_NAMES)} {self.rng.choice(_LAST_NAMES)}"
 
     def json_doc(self) -> str:
-        doc = {"id": self.rng.randrange(10 ** 6), "tags": [self.rng.choice(_WORDS) for _ in range(self.rng.randint(0, 3))],
-               "note": self.rng.choice(_WORDS), "ok": self.boolean()}
+        doc = {
+            "id": self.rng.randrange(10**6),
+            "tags": [self.rng.choice(_WORDS) for _ in range(self.rng.randint(0, 3))],
+            "note": self.rng.choice(_WORDS),
+            "ok": self.boolean(),
+        }
         if self.rng.random() < 0.3:
-            doc["nested"] = {"zh": "价格", "price": self.rng.randrange(10 ** 6) / 100}  # MySQL key order
+            doc["nested"] = {"zh": "价格", "price": self.rng.randrange(10**6) / 100}  # MySQL key order
         return _mysql_json(doc)
 
     def char8(self) -> str:
@@ -236,7 +301,7 @@ def _column_generators(values: _Values) -> dict[str, dict[str, Callable[[], Any]
     return {
         "customers": {
             "name": v.name,
-            "email": lambda: f"user{rng.randrange(10 ** 7)}@example.{rng.choice(('com', 'cn', 'de'))}",
+            "email": lambda: f"user{rng.randrange(10**7)}@example.{rng.choice(('com', 'cn', 'de'))}",
             "balance": lambda: _decimal(rng, 12, 2),
             "is_active": v.boolean,
             "birth_date": v.date,
@@ -289,29 +354,54 @@ def _column_generators(values: _Values) -> dict[str, dict[str, Callable[[], Any]
 def _extreme_rows() -> list[dict[str, Any]]:
     """Two all_types rows holding every maximum and minimum the types allow (ids 2 and 3)."""
     high = {
-        "c_tinyint": 127, "c_smallint": 32767, "c_int": 2147483647, "c_bigint": 9223372036854775807,
-        "c_ubigint": 18446744073709551615, "c_decimal": Decimal("9" * 28 + "." + "9" * 10),
-        "c_decimal_wide": Decimal("9" * 35 + "." + "9" * 30), "c_float": _float32(3.4e38),
-        "c_double": 1.7976931348623e308, "c_bool": True, "c_char": "01234567", "c_varchar": "😀" * 255,
-        "c_text": "长" * 1000, "c_json": _mysql_json({"max": 18446744073709551615}), "c_blob": bytes(range(256)),
-        "c_binary": b"\xff" * 16, "c_date": dt.date(9999, 12, 31), "c_time": dt.time(23, 59, 59, 999999),
+        "c_tinyint": 127,
+        "c_smallint": 32767,
+        "c_int": 2147483647,
+        "c_bigint": 9223372036854775807,
+        "c_ubigint": 18446744073709551615,
+        "c_decimal": Decimal("9" * 28 + "." + "9" * 10),
+        "c_decimal_wide": Decimal("9" * 35 + "." + "9" * 30),
+        "c_float": _float32(3.4e38),
+        "c_double": 1.7976931348623e308,
+        "c_bool": True,
+        "c_char": "01234567",
+        "c_varchar": "😀" * 255,
+        "c_text": "长" * 1000,
+        "c_json": _mysql_json({"max": 18446744073709551615}),
+        "c_blob": bytes(range(256)),
+        "c_binary": b"\xff" * 16,
+        "c_date": dt.date(9999, 12, 31),
+        "c_time": dt.time(23, 59, 59, 999999),
         "c_datetime": dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
         "c_timestamp": dt.datetime(2038, 1, 19, 3, 14, 7, 999999, tzinfo=dt.timezone.utc),
         "c_zoned": dt.datetime(2038, 1, 19, 11, 14, 7, 999999, tzinfo=ZoneInfo("Asia/Shanghai")),
-        "c_interval_ym": IntervalYM(99 * 12 + 11), "c_interval_ds": dt.timedelta(days=99, seconds=86399,
-                                                                                  microseconds=999999),
+        "c_interval_ym": IntervalYM(99 * 12 + 11),
+        "c_interval_ds": dt.timedelta(days=99, seconds=86399, microseconds=999999),
     }
     low = {
-        "c_tinyint": -128, "c_smallint": -32768, "c_int": -2147483648, "c_bigint": -9223372036854775808,
-        "c_ubigint": 0, "c_decimal": Decimal("-" + "9" * 28 + "." + "9" * 10),
-        "c_decimal_wide": Decimal("-0." + "0" * 29 + "1"), "c_float": _float32(-1.1755e-38),
-        "c_double": 5e-324, "c_bool": False, "c_char": "", "c_varchar": "", "c_text": "",
-        "c_json": _mysql_json({}), "c_blob": b"", "c_binary": b"\x00" * 16, "c_date": dt.date(1000, 1, 1),
-        "c_time": dt.time(0, 0, 0), "c_datetime": dt.datetime(1000, 1, 1, 0, 0, 0),
+        "c_tinyint": -128,
+        "c_smallint": -32768,
+        "c_int": -2147483648,
+        "c_bigint": -9223372036854775808,
+        "c_ubigint": 0,
+        "c_decimal": Decimal("-" + "9" * 28 + "." + "9" * 10),
+        "c_decimal_wide": Decimal("-0." + "0" * 29 + "1"),
+        "c_float": _float32(-1.1755e-38),
+        "c_double": 5e-324,
+        "c_bool": False,
+        "c_char": "",
+        "c_varchar": "",
+        "c_text": "",
+        "c_json": _mysql_json({}),
+        "c_blob": b"",
+        "c_binary": b"\x00" * 16,
+        "c_date": dt.date(1000, 1, 1),
+        "c_time": dt.time(0, 0, 0),
+        "c_datetime": dt.datetime(1000, 1, 1, 0, 0, 0),
         "c_timestamp": dt.datetime(1970, 1, 1, 0, 0, 1, tzinfo=dt.timezone.utc),
         "c_zoned": dt.datetime(1970, 1, 1, 8, 0, 1, 1, tzinfo=ZoneInfo("Asia/Shanghai")),
-        "c_interval_ym": IntervalYM(-(99 * 12 + 11)), "c_interval_ds": -dt.timedelta(days=99, seconds=86399,
-                                                                                     microseconds=999999),
+        "c_interval_ym": IntervalYM(-(99 * 12 + 11)),
+        "c_interval_ds": -dt.timedelta(days=99, seconds=86399, microseconds=999999),
     }
     return [{"id": 2, **high}, {"id": 3, **low}]
 
@@ -331,25 +421,52 @@ class WorkloadOptions:
 
 # (table, op) draws of the incremental phase, with weights.
 _OP_WEIGHTS: tuple[tuple[str, str, float], ...] = (
-    ("customers", "insert", 6), ("customers", "update_one", 8), ("customers", "update_many", 4),
-    ("customers", "delete", 2), ("customers", "pk_change", 0.5), ("customers", "reinsert", 0.7),
-    ("order_items", "insert", 10), ("order_items", "update_one", 5), ("order_items", "update_many", 3),
-    ("order_items", "delete", 3), ("order_items", "pk_change", 0.5), ("order_items", "reinsert", 0.7),
-    ("audit_log", "insert", 6), ("audit_log", "insert_duplicate", 0.5), ("audit_log", "update", 1),
+    ("customers", "insert", 6),
+    ("customers", "update_one", 8),
+    ("customers", "update_many", 4),
+    ("customers", "delete", 2),
+    ("customers", "pk_change", 0.5),
+    ("customers", "reinsert", 0.7),
+    ("order_items", "insert", 10),
+    ("order_items", "update_one", 5),
+    ("order_items", "update_many", 3),
+    ("order_items", "delete", 3),
+    ("order_items", "pk_change", 0.5),
+    ("order_items", "reinsert", 0.7),
+    ("audit_log", "insert", 6),
+    ("audit_log", "insert_duplicate", 0.5),
+    ("audit_log", "update", 1),
     ("audit_log", "delete", 1),
-    ("all_types", "insert", 4), ("all_types", "update_one", 4), ("all_types", "update_many", 3),
-    ("all_types", "delete", 1.5), ("all_types", "reinsert", 0.3),
+    ("all_types", "insert", 4),
+    ("all_types", "update_one", 4),
+    ("all_types", "update_many", 3),
+    ("all_types", "delete", 1.5),
+    ("all_types", "reinsert", 0.3),
 )
 # Every kind once, each in its own transaction, at the start of the incremental phase, so
 # that even a tiny workload holds them all (re-inserts after their deletes have committed).
 _FORCED_OPS: tuple[tuple[str, str], ...] = (
-    ("customers", "insert"), ("customers", "update_one"), ("customers", "update_many"),
-    ("customers", "pk_change"), ("customers", "delete"),
-    ("order_items", "insert"), ("order_items", "update_one"), ("order_items", "update_many"),
-    ("order_items", "pk_change"), ("order_items", "delete"),
-    ("audit_log", "insert"), ("audit_log", "insert_duplicate"), ("audit_log", "update"), ("audit_log", "delete"),
-    ("all_types", "insert"), ("all_types", "update_one"), ("all_types", "update_many"), ("all_types", "delete"),
-    ("customers", "reinsert"), ("order_items", "reinsert"), ("all_types", "reinsert"),
+    ("customers", "insert"),
+    ("customers", "update_one"),
+    ("customers", "update_many"),
+    ("customers", "pk_change"),
+    ("customers", "delete"),
+    ("order_items", "insert"),
+    ("order_items", "update_one"),
+    ("order_items", "update_many"),
+    ("order_items", "pk_change"),
+    ("order_items", "delete"),
+    ("audit_log", "insert"),
+    ("audit_log", "insert_duplicate"),
+    ("audit_log", "update"),
+    ("audit_log", "delete"),
+    ("all_types", "insert"),
+    ("all_types", "update_one"),
+    ("all_types", "update_many"),
+    ("all_types", "delete"),
+    ("customers", "reinsert"),
+    ("order_items", "reinsert"),
+    ("all_types", "reinsert"),
 )
 
 
@@ -628,19 +745,22 @@ class _Simulator:
 
     def add_column(self) -> None:
         old = self.schemas["customers"]
-        self.schemas["customers"] = TableSchema(old.database, old.table, old.columns + (CUSTOMERS_NEW_COLUMN,),
-                                                old.primary_key)
+        self.schemas["customers"] = TableSchema(
+            old.database, old.table, old.columns + (CUSTOMERS_NEW_COLUMN,), old.primary_key
+        )
         col = CUSTOMERS_NEW_COLUMN
-        self.ddl("customers", "ALTER",
-                 f"ALTER TABLE `{DATABASE}`.`customers` ADD COLUMN `{col.name}` {col.mysql_type} NULL")
+        self.ddl(
+            "customers", "ALTER", f"ALTER TABLE `{DATABASE}`.`customers` ADD COLUMN `{col.name}` {col.mysql_type} NULL"
+        )
         rows = self.keyed["customers"]
         for key in rows.keys():
             rows.put(key, {**rows.rows[key], col.name: None})
 
     def truncate(self) -> list[tuple]:
         statement = f"TRUNCATE TABLE `{DATABASE}`.`order_items`"
-        self._commit([self._change("TRUNCATE", "order_items", None, None, ddl_statement=statement,
-                                   ddl_kind="TRUNCATE")])
+        self._commit(
+            [self._change("TRUNCATE", "order_items", None, None, ddl_statement=statement, ddl_kind="TRUNCATE")]
+        )
         truncated = self.keyed["order_items"].keys()
         self.keyed["order_items"].clear()
         return self.rng.sample(truncated, min(3, len(truncated)))
@@ -718,8 +838,7 @@ class _Simulator:
             self.truncate()
 
 
-def build_workload(options: WorkloadOptions, seed: int,
-                   progress: Callable[[int], None] | None = None) -> Workload:
+def build_workload(options: WorkloadOptions, seed: int, progress: Callable[[int], None] | None = None) -> Workload:
     """The workload for `seed`: same options and seed -> the same workload, always."""
     sim = _Simulator(options, seed)
     for schema in INITIAL_SCHEMAS:

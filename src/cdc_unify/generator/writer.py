@@ -14,14 +14,16 @@ import pyarrow.parquet as pq
 from cdc_unify.canonical import fmt_datetime, fmt_instant
 from cdc_unify.generator.faults import Record
 
-LANDING_SCHEMA = pa.schema([
-    pa.field("topic", pa.string()),
-    pa.field("partition", pa.int32()),
-    pa.field("offset", pa.int64()),
-    pa.field("timestamp", pa.timestamp("us", tz="UTC")),
-    pa.field("key", pa.binary()),
-    pa.field("value", pa.binary()),
-])
+LANDING_SCHEMA = pa.schema(
+    [
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("offset", pa.int64()),
+        pa.field("timestamp", pa.timestamp("us", tz="UTC")),
+        pa.field("key", pa.binary()),
+        pa.field("value", pa.binary()),
+    ]
+)
 ROW_GROUP_ROWS = 100_000
 # Fixed writer options: the same records always give the same bytes.
 _PARQUET_OPTIONS: dict[str, Any] = {
@@ -39,7 +41,7 @@ def write_landing(path: Path, topic: str, records: list[Record]) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     with pq.ParquetWriter(path, LANDING_SCHEMA, **_PARQUET_OPTIONS) as writer:
         for start in range(0, max(len(records), 1), ROW_GROUP_ROWS):
-            chunk = records[start:start + ROW_GROUP_ROWS]
+            chunk = records[start : start + ROW_GROUP_ROWS]
             columns = [
                 pa.array([topic] * len(chunk), pa.string()),
                 pa.array([r[0] for r in chunk], pa.int32()),
@@ -80,12 +82,14 @@ class JsonLines:
     def __enter__(self) -> JsonLines:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._fh.close()
 
 
 def write_json(path: Path, obj: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True, default=json_default) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True, default=json_default) + "\n", encoding="utf-8"
+    )

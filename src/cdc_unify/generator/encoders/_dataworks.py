@@ -17,7 +17,7 @@ from typing import Any
 from cdc_unify.canonical import IntervalYM, to_canonical
 from cdc_unify.generator.truth import key_text
 
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 # Workload DDL kind -> the DataWorks op name (spec 001 op list; ERASE is DROP, CINDEX/DINDEX indexes).
 DDL_OP_NAMES = {

@@ -44,7 +44,7 @@ from cdc_unify.generator.encoders.base import EncodedMessage, Encoder
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
 from cdc_unify.generator.truth import key_text
 
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 SOURCE = {"sourceType": "MySQL", "version": "8.0.28"}
 FILLER_BYTES = 48
 # Shares of the mix.

@@ -34,7 +34,7 @@ from cdc_unify.canonical import (
 )
 from cdc_unify.generator.encoders.base import EncodedMessage
 from cdc_unify.generator.encoders.canal_json import EPOCH, CanalJsonEncoder, RawJson
-from cdc_unify.generator.model import Column
+from cdc_unify.generator.model import Column, Workload
 
 # Field order of the spec's OMS Canal samples.
 OMS_FIELD_ORDER = (
@@ -138,7 +138,7 @@ class OmsCanalJsonEncoder(CanalJsonEncoder):
     duplicated_pk_names_share = 0.0
     max_rows_per_message = 1
 
-    def encode(self, workload, rng: random.Random) -> Iterator[EncodedMessage]:
+    def encode(self, workload: Workload, rng: random.Random) -> Iterator[EncodedMessage]:
         self._rng = rng  # value_text draws the DATETIME zone annotation from the same stream
         return super().encode(workload, rng)
 
