@@ -71,7 +71,8 @@ def _replace_landing(dialect: str, records: pa.Table, feed: str) -> None:
 
 def _run_staging(dialect: str, dbt_vars: dict | None) -> list[dict]:
     result = run_dbt("run", "--select", f"stg_{dialect}__changes", dbt_vars=dbt_vars)
-    relation = result.result.results[0].node.relation_name
+    # results also hold the on-run-start hook: take the staging model's own result.
+    relation = next(r.node.relation_name for r in result.result.results if r.node.name == f"stg_{dialect}__changes")
     staged = spark_session().table(relation).orderBy("landing_partition", "landing_offset", "row_index")
     return [row.asDict(recursive=True) for row in staged.collect()]
 
