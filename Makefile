@@ -16,8 +16,11 @@ DBT := $(BIN)/dbt
 TARGET_PATH := $(or $(DBT_TARGET_PATH),target)
 
 # The demo's sample-data step: a command that fills the landing tables before `dbt build`
-# (empty = nothing to load).
-DEMO_LOAD ?=
+# (empty = nothing to load). The shipped sample (sample/README.md): every dialect's batch-1, then
+# its batch-2, under feed sample_<dialect>; files already landed are skipped, so a rerun adds nothing.
+DEMO_LOAD ?= $(BIN)/cdc-unify load --generated sample --feed sample --skip-loaded
+# What the demo builds: a dbt selection (empty = everything), e.g. `make demo DEMO_SELECT=staging`.
+DEMO_SELECT ?=
 
 SQL_DIRS := $(wildcard models macros tests analyses)
 PY_DIRS := $(wildcard src tests models sqlfluff_libs)
@@ -29,7 +32,26 @@ help:
 	@echo "make demo   install, load the sample data, dbt build + docs generate, show how to query"
 	@echo "make test   install, lint (ruff, sqlfluff), pytest"
 	@echo "make lint   lint only"
-	@echo "make docs   dbt docs generate + serve on http://localhost:$(DOCS_PORT)"
+	@echo "make docs   dbt docs generate + serve on http://127.0.0.1:$(DOCS_PORT) (Ctrl-C stops it)"
+	@echo "make sql-server   JDBC/ODBC endpoint (Spark Thrift server) on localhost:$(SQL_SERVER_PORT); stop: make sql-server-stop"
+
+# The docs-site test (tests/python/test_docs_site.py) drives Debian's Chromium through playwright,
+# never a browser download: install it when it is missing and apt-get can (root). Without it the
+# test skips and says why; an install failure does not stop `make test`.
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: chromium
+
+chromium:
+	@if [ -x $(CHROMIUM) ]; then \
+		:; \
+	elif [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo "chromium: $(CHROMIUM) is missing and apt-get cannot install it here (needs root): the docs-site browser test will skip" >&2; \
+	else \
+		echo "Installing Debian's chromium for the docs-site browser test"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } \
+			|| echo "chromium: apt-get install failed: the docs-site browser test will skip" >&2; \
+	fi
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,7 +79,7 @@ else
 endif
 
 demo: demo-load
-	$(DBT) build
+	$(DBT) build $(if $(strip $(DEMO_SELECT)),--select $(DEMO_SELECT))
 	@# --no-compile: reuse the build's manifest (and keep its run_results.json for the summary).
 	$(DBT) docs generate --no-compile
 	@$(BIN)/python -c 'import json, sys; \
@@ -78,14 +100,44 @@ lint: install
 	$(BIN)/sqlfluff lint $(SQL_DIRS)
 
 # pytest exits 5 when it collected no test: that is a failure too.
-test: install java-check lint
+test: install java-check chromium lint
 	@$(BIN)/pytest; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; fi; \
 	exit $$status
 
+# docs/docs-site.md. The server is cdc_unify.commands.docs, not `dbt docs serve` (which ends on Ctrl-C
+# with a traceback and opens a browser).
 docs: install java-check
 	$(DBT) docs generate
-	$(DBT) docs serve --host 127.0.0.1 --port $(DOCS_PORT)
+	$(BIN)/python -m cdc_unify.commands.docs --target-path $(TARGET_PATH) --port $(DOCS_PORT)
 
 clean:
 	rm -rf target logs dbt_packages .warehouse
+
+# Benchmarks (bench/run.py; docs/benchmarks.md): `make bench BENCH_ARGS=--quick` for a smoke run,
+# BENCH_ARGS="--workloads mixed:100k" for chosen sizes. Niced: it runs for a long time.
+BENCH_ARGS ?=
+# The dbt command the cluster demo runs (default: build); docs/cluster.md.
+CLUSTER_DEMO_ARGS ?=
+
+.PHONY: bench cluster-demo
+
+bench: install java-check
+	nice -n 10 $(BIN)/python bench/run.py $(BENCH_ARGS)
+
+cluster-demo: install java-check
+	bash scripts/cluster-demo.sh $(CLUSTER_DEMO_ARGS)
+
+# JDBC/ODBC endpoint (docs/sql-server.md): Spark's Thrift server on the warehouse dbt builds
+# (env CDC_UNIFY_WAREHOUSE, default .warehouse). Derby admits one process per metastore: stop
+# the server before running dbt or cdc-unify on the same warehouse.
+SQL_SERVER_PORT ?= 10000
+SQL_SERVER := $(BIN)/python -m cdc_unify.commands.sql_server
+
+.PHONY: sql-server sql-server-stop
+
+sql-server: install java-check
+	$(SQL_SERVER) start --port $(SQL_SERVER_PORT)
+
+sql-server-stop: install
+	$(SQL_SERVER) stop

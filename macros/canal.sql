@@ -1,64 +1,8 @@
 {#- Canal-shaped dialects (spec 004 FlatMessage, spec 000 CloudCanal flavour, spec 003 OMS Canal,
     spec 002 CKafka Canal-shaped DDL): SQL shared by stg_canal_json__changes,
     stg_oms_canal_json__changes (both built by canal_flat_message_changes) and
-    stg_ckafka_json__changes.  docs/dialects/canal_json.md, oms_canal_json.md and ckafka_json.md
-    explain the choices. -#}
-
-{% macro canal_exact_json(text) -%}
-    {#- The JSON text with every number turned into a JSON string of its exact digits: Spark's JSON
-        readers turn 9.99…E-308 into a double and 12.50 into 12.5.  One regex pass matches a whole
-        string literal (kept) or a number (wrapped in \u0002…\u0003); valid JSON cannot hold raw
-        control characters, so the markers are unambiguous: the empty pairs left after strings are
-        dropped, the rest become quotes.  Possessive quantifiers keep the pass linear and stack-safe
-        on long strings.  Only applied to text already known to be valid JSON. -#}
-    regexp_replace(
-        regexp_replace(
-            regexp_replace(
-                {{ text }},
-                '("(?:[^"\\\\]++|\\\\.)*+")|(-?[0-9]++(?:[.][0-9]++)?+(?:[eE][+-]?+[0-9]++)?+)',
-                '$1\u0002$2\u0003'
-            ),
-            '\u0002\u0003',
-            ''
-        ),
-        '[\u0002\u0003]',
-        '"'
-    )
-{%- endmacro %}
-
-{% macro canal_present(variant) -%}
-    {#- The field is in the message and not JSON null. -#}
-    ({{ variant }} is not null and not is_variant_null({{ variant }}))
-{%- endmacro %}
-
-{% macro canal_text(variant) -%}
-    {#- A scalar field as text (numbers are already strings of their exact digits). -#}
-    try_variant_get({{ variant }}, '$', 'string')
-{%- endmacro %}
-
-{% macro canal_image_values(image) -%}
-    {#- An image (map<string,variant>) as column -> exact text; JSON null stays SQL NULL. -#}
-    transform_values({{ image }}, (col, val) -> try_variant_get(val, '$', 'string'))
-{%- endmacro %}
-
-{% macro canal_nested_columns(image) -%}
-    {#- Columns whose value is a JSON object or array: Canal-shaped images hold scalars only. -#}
-    array_join(
-        map_keys(map_filter({{ image }}, (col, val) -> substr(schema_of_variant(val), 1, 5) in ('OBJEC', 'ARRAY'))),
-        ', '
-    )
-{%- endmacro %}
-
-{% macro canal_map_union(first, second) -%}
-    {#- Both maps, `second` winning on a shared key (map_concat fails on duplicate keys). -#}
-    map_concat(
-        map_filter(
-            coalesce({{ first }}, cast(map() as map<string, string>)),
-            (col, val) -> not map_contains_key(coalesce({{ second }}, cast(map() as map<string, string>)), col)
-        ),
-        coalesce({{ second }}, cast(map() as map<string, string>))
-    )
-{%- endmacro %}
+    stg_ckafka_json__changes; what every JSON dialect shares is in macros/staging.sql.
+    docs/dialects/canal_json.md, oms_canal_json.md and ckafka_json.md explain the choices. -#}
 
 {% macro canal_epoch_unit(text) -%}
     {#- The unit of an epoch number by its digit count: 10-digit seconds (CKafka DDL) and 13-digit
@@ -157,135 +101,19 @@
     end
 {%- endmacro %}
 
-{% macro canal_json_documents(relation) -%}
-    {#- Import CTEs shared by the Canal-shaped models: landing rows, UTF-8 and JSON validity, and
-        `exact_document`, the value as a variant whose numbers are strings of their exact digits. -#}
-landing as (
-    select
-        feed,
-        topic,
-        `partition`,
-        `offset`,
-        `timestamp`,
-        key,
-        value,
-        landed_at
-    from {{ relation }}
-),
-
-texts as (
-    select
-        *,
-        cast(value as string) as value_text,
-        is_valid_utf8(cast(value as string)) as is_utf8
-    from landing
-),
-
-documents as (
-    select
-        *,
-        case when is_utf8 then try_parse_json(value_text) is not null else false end as is_json
-    from texts
-),
-
-exact_documents as (
-    select
-        *,
-        case when is_json then parse_json({{ canal_exact_json('value_text') }}) end as exact_document
-    from documents
-)
-{%- endmacro %}
-
-{% macro canal_staged_select(dialect, relation) -%}
-    {#- The staged contract (docs/staged-contract.md) from `relation`: landing columns, row_index,
-        error_code / error_detail (null when decoded), natural_id, position_number and every decoded
-        column.  Decoded columns are nulled on tombstones and quarantined messages. -#}
-    {%- set decoded_columns = [
-        ('event_kind', 'string'),
-        ('op', 'string'),
-        ('source_db_type', 'string'),
-        ('tenant_name', 'string'),
-        ('database_name', 'string'),
-        ('schema_name', 'string'),
-        ('table_name', 'string'),
-        ('primary_key_columns', 'array<string>'),
-        ('primary_key_source', 'string'),
-        ('primary_key', 'string'),
-        ('before', 'map<string, string>'),
-        ('after', 'map<string, string>'),
-        ('before_is_partial', 'boolean'),
-        ('after_is_partial', 'boolean'),
-        ('column_source_types', 'map<string, string>'),
-        ('column_types', 'map<string, string>'),
-        ('event_ts', 'timestamp'),
-        ('event_ts_precision', 'string'),
-        ('emitted_ts', 'timestamp'),
-        ('source_position', 'string'),
-        ('transaction_id', 'string'),
-    ] -%}
-with_status as (
-    select
-        *,
-        case
-            when value is null then 'tombstone'
-            when error_code is not null then 'quarantined'
-            else 'decoded'
-        end as message_status
-    from {{ relation }}
-),
-
-identified as (
-    select
-        *,
-        case message_status
-            when 'decoded' then natural_id
-            when 'quarantined' then sha2(value, 256)
-            else concat_ws(':', 'tombstone', topic, cast(`partition` as string), cast(`offset` as string))
-        end as message_id
-    from with_status
-)
-
-select
-    {{ cdc_event_id('feed', "'" ~ dialect ~ "'", 'message_id', 'row_index') }} as event_id,
-    feed as source_name,
-    '{{ dialect }}' as dialect,
-    topic as landing_topic,
-    `partition` as landing_partition,
-    `offset` as landing_offset,
-    `timestamp` as landing_timestamp,
-    landed_at,
-    cast(row_index as int) as row_index,
-    message_status,
-    {%- for name, data_type in decoded_columns %}
-    cast(case when message_status = 'decoded' then {{ name }} end as {{ data_type }}) as {{ name }},
-    {%- endfor %}
-    {{ cdc_sequence(
-        "case when message_status = 'decoded' then position_number end",
-        "case when message_status = 'decoded' then event_ts end",
-        '`offset`',
-        'row_index'
-    ) }} as sequence,
-    case when message_status = 'decoded' then ddl_statement end as ddl_statement,
-    case when message_status = 'quarantined' then error_code end as error_code,
-    case when message_status = 'quarantined' then error_detail end as error_detail,
-    case when message_status = 'quarantined' then value end as raw_value
-from identified
-{%- endmacro %}
-
 {% macro canal_flat_message_changes(relation, dialect) -%}
     {#- Canal FlatMessage JSON (canal_json, oms_canal_json): a value is one FlatMessage or a JSON array of
         them; every `data[i]` is one staged row, row_index counting rows across the whole value.
         A value with any unreadable part is ONE quarantine row (row_index 0). -#}
 with
-{{ canal_json_documents(relation) }},
+{{ cdc_json_documents(relation, 'message_object') }},
 
 envelopes as (
     {#- A value is a FlatMessage object or a JSON array of FlatMessages. -#}
     select
         *,
-        try_variant_get(exact_document, '$', 'array<variant>') as message_array,
-        try_variant_get(exact_document, '$', 'map<string, variant>') as message_object
-    from exact_documents
+        try_variant_get(exact_document, '$', 'array<variant>') as message_array
+    from json_documents
 ),
 
 value_checked as (
@@ -327,14 +155,14 @@ messages as (
 message_fields as (
     select
         *,
-        {{ canal_text("message['type']") }} as canal_type,
-        lower({{ canal_text("message['isDdl']") }}) as is_ddl_text,
-        {{ canal_text("message['database']") }} as database_text,
-        {{ canal_text("message['table']") }} as table_text,
-        {{ canal_text("message['sql']") }} as sql_text,
-        {{ canal_text("message['gtid']") }} as gtid_text,
-        {{ canal_text("message['es']") }} as es_text,
-        {{ canal_text("message['ts']") }} as ts_text,
+        {{ cdc_json_text("message['type']") }} as canal_type,
+        lower({{ cdc_json_text("message['isDdl']") }}) as is_ddl_text,
+        {{ cdc_json_text("message['database']") }} as database_text,
+        {{ cdc_json_text("message['table']") }} as table_text,
+        {{ cdc_json_text("message['sql']") }} as sql_text,
+        {{ cdc_json_text("message['gtid']") }} as gtid_text,
+        {{ cdc_json_text("message['es']") }} as es_text,
+        {{ cdc_json_text("message['ts']") }} as ts_text,
         message['data'] as data_json,
         message['old'] as old_json,
         message['pkNames'] as pk_names_json,
@@ -361,10 +189,10 @@ classified as (
         {{ canal_epoch_unit('es_text') }} as es_unit,
         {{ canal_epoch_unit('ts_text') }} as ts_unit,
         array_join(
-            transform(coalesce(data_rows, array()), data_row -> {{ canal_nested_columns('data_row') }}), ''
+            transform(coalesce(data_rows, array()), data_row -> {{ cdc_nested_columns('data_row') }}), ''
         ) as data_nested,
         array_join(
-            transform(coalesce(old_rows, array()), old_row -> {{ canal_nested_columns('old_row') }}), ''
+            transform(coalesce(old_rows, array()), old_row -> {{ cdc_nested_columns('old_row') }}), ''
         ) as old_nested
     from message_fields
 ),
@@ -384,23 +212,23 @@ message_checked as (
         case
             when value_error_code is not null or value is null then null
             when message is null then 'wrong_shape'
-            when not {{ canal_present("message['type']") }} then 'missing_field'
+            when not {{ cdc_json_present("message['type']") }} then 'missing_field'
             when event_kind is null then 'unknown_op'
             when event_kind = 'ROW' and coalesce(database_text, '') = '' then 'missing_field'
             when event_kind = 'ROW' and coalesce(table_text, '') = '' then 'missing_field'
-            when event_kind = 'ROW' and not {{ canal_present('data_json') }} then 'missing_field'
+            when event_kind = 'ROW' and not {{ cdc_json_present('data_json') }} then 'missing_field'
             when event_kind = 'ROW' and (data_rows is null or exists(data_rows, data_row -> data_row is null))
                 then 'wrong_shape'
             when event_kind = 'ROW' and size(data_rows) = 0 then 'missing_field'
             when
-                canal_type = 'UPDATE' and {{ canal_present('old_json') }}
+                canal_type = 'UPDATE' and {{ cdc_json_present('old_json') }}
                 and (old_rows is null or exists(old_rows, old_row -> old_row is null))
                 then 'wrong_shape'
             when canal_type = 'UPDATE' and size(old_rows) > size(data_rows) then 'wrong_shape'
-            when {{ canal_present('pk_names_json') }} and pk_names is null then 'wrong_shape'
-            when {{ canal_present('mysql_type_json') }} and mysql_types is null then 'wrong_shape'
-            when {{ canal_present('sql_type_json') }} and sql_types is null then 'wrong_shape'
-            when {{ canal_present('table_changes_json') }} and table_change_columns is null then 'wrong_shape'
+            when {{ cdc_json_present('pk_names_json') }} and pk_names is null then 'wrong_shape'
+            when {{ cdc_json_present('mysql_type_json') }} and mysql_types is null then 'wrong_shape'
+            when {{ cdc_json_present('sql_type_json') }} and sql_types is null then 'wrong_shape'
+            when {{ cdc_json_present('table_changes_json') }} and table_change_columns is null then 'wrong_shape'
             when event_kind = 'DDL' and sql_text is null then 'missing_field'
             when event_kind in ('ROW', 'DDL') and es_text is null then 'missing_field'
             when es_text is not null and es_timestamp is null then 'invalid_timestamp'
@@ -411,24 +239,24 @@ message_checked as (
         case
             when value_error_code is not null or value is null then null
             when message is null then 'the element is not a JSON object'
-            when not {{ canal_present("message['type']") }} then 'type is missing'
+            when not {{ cdc_json_present("message['type']") }} then 'type is missing'
             when event_kind is null then concat('type ', canal_type, ' is not a Canal EventType')
             when event_kind = 'ROW' and coalesce(database_text, '') = '' then 'database is missing'
             when event_kind = 'ROW' and coalesce(table_text, '') = '' then 'table is missing'
-            when event_kind = 'ROW' and not {{ canal_present('data_json') }} then concat('data is missing for ', canal_type)
+            when event_kind = 'ROW' and not {{ cdc_json_present('data_json') }} then concat('data is missing for ', canal_type)
             when event_kind = 'ROW' and (data_rows is null or exists(data_rows, data_row -> data_row is null))
                 then 'data is not an array of row objects'
             when event_kind = 'ROW' and size(data_rows) = 0 then concat('data holds no row for ', canal_type)
             when
-                canal_type = 'UPDATE' and {{ canal_present('old_json') }}
+                canal_type = 'UPDATE' and {{ cdc_json_present('old_json') }}
                 and (old_rows is null or exists(old_rows, old_row -> old_row is null))
                 then 'old is not an array of row objects'
             when canal_type = 'UPDATE' and size(old_rows) > size(data_rows)
                 then concat('old holds ', size(old_rows), ' rows but data only ', size(data_rows))
-            when {{ canal_present('pk_names_json') }} and pk_names is null then 'pkNames is not an array of names'
-            when {{ canal_present('mysql_type_json') }} and mysql_types is null then 'mysqlType is not an object'
-            when {{ canal_present('sql_type_json') }} and sql_types is null then 'sqlType is not an object'
-            when {{ canal_present('table_changes_json') }} and table_change_columns is null
+            when {{ cdc_json_present('pk_names_json') }} and pk_names is null then 'pkNames is not an array of names'
+            when {{ cdc_json_present('mysql_type_json') }} and mysql_types is null then 'mysqlType is not an object'
+            when {{ cdc_json_present('sql_type_json') }} and sql_types is null then 'sqlType is not an object'
+            when {{ cdc_json_present('table_changes_json') }} and table_change_columns is null
                 then 'tableChanges.table.columns is not an array of column objects'
             when event_kind = 'DDL' and sql_text is null then concat('sql is missing for DDL type ', canal_type)
             when event_kind in ('ROW', 'DDL') and es_text is null then 'es (execution time) is missing'
@@ -467,7 +295,8 @@ row_images as (
 exploded_rows as (
     {#- row_list is never empty, so _outer changes no result; it keeps Spark from inferring a
         size(row_list) > 0 filter, which with the later filter sends constraint propagation over
-        these wide projections into exponential time (an optimizer hang / OOM). -#}
+        these wide projections into exponential time (an optimizer hang / OOM) where the session
+        does not turn constraint propagation off as cdc_unify.spark does. -#}
     select
         row_images.*,
         exploded.row_in_message,
@@ -512,10 +341,10 @@ numbered as (
 images as (
     select
         *,
-        {{ canal_image_values('row_image.data') }} as data_values,
-        {{ canal_image_values('row_image.old') }} as old_values,
+        {{ cdc_image_values('row_image.data') }} as data_values,
+        {{ cdc_image_values('row_image.old') }} as old_values,
         {#- mysqlType is preferred; a column only sqlType names keeps its java.sql.Types code -#}
-        {{ canal_map_union(
+        {{ cdc_map_union(
             "transform_values(sql_types, (col, code) -> concat('jdbc:', code))",
             'map_filter(mysql_types, (col, declared) -> declared is not null)'
         ) }} as row_source_types,
@@ -530,7 +359,7 @@ row_values as (
     select
         *,
         case canal_type
-            when 'UPDATE' then {{ canal_map_union('data_values', 'old_values') }}
+            when 'UPDATE' then {{ cdc_map_union('data_values', 'old_values') }}
             when 'DELETE' then data_values
         end as before_values,
         case when canal_type in ('INSERT', 'UPDATE') then data_values end as after_values
@@ -623,7 +452,7 @@ decoded as (
             when event_kind = 'DDL' then ddl_source_types
         end as column_source_types,
         case
-            when event_kind = 'ROW' then {{ canal_map_union('before_image.types', 'after_image.types') }}
+            when event_kind = 'ROW' then {{ cdc_map_union('before_image.types', 'after_image.types') }}
             when event_kind = 'DDL' and ddl_source_types is not null then after_image.types
         end as column_types,
         es_timestamp as event_ts,
@@ -652,5 +481,5 @@ keyed as (
     from decoded
 ),
 
-{{ canal_staged_select(dialect, 'keyed') }}
+{{ cdc_staged_select(dialect, 'keyed') }}
 {%- endmacro %}

@@ -1,67 +1,7 @@
 {#- OceanBase OMS dialects (spec 003): SQL shared by stg_oms_default_json__changes,
     stg_oms_default_ext_json__changes (one macro, oms_default_changes, builds both) and
-    stg_oms_shareplex_json__changes.  docs/dialects/oms_*.md explain the choices. -#}
-
-{% macro oms_exact_json(text) -%}
-    {#- The JSON text with every number turned into a JSON string of its exact digits.
-        Spark's JSON readers (from_json, get_json_object, parse_json) turn 9.99…E-308 into a double
-        and 12.50 into 12.5; values must keep their digits.  One regex pass matches a whole string
-        literal (kept) or a number (wrapped in \u0002…\u0003); JSON text cannot hold raw control
-        characters, so the markers are unambiguous: empty pairs (after strings) are dropped, the
-        rest become quotes.  Only applied to text already known to be valid JSON. -#}
-    regexp_replace(
-        regexp_replace(
-            regexp_replace(
-                {{ text }},
-                '("(?:[^"\\\\]++|\\\\.)*+")|(-?[0-9]+(?:[.][0-9]+)?(?:[eE][+-]?[0-9]+)?)',
-                '$1\u0002$2\u0003'
-            ),
-            '\u0002\u0003',
-            ''
-        ),
-        '[\u0002\u0003]',
-        '"'
-    )
-{%- endmacro %}
-
-{% macro oms_present(variant) -%}
-    {#- The field is in the message and not JSON null. -#}
-    ({{ variant }} is not null and not is_variant_null({{ variant }}))
-{%- endmacro %}
-
-{% macro oms_text(variant) -%}
-    {#- A scalar field as text (numbers are already strings of their digits; objects as JSON text). -#}
-    try_variant_get({{ variant }}, '$', 'string')
-{%- endmacro %}
-
-{% macro oms_object(variant) -%}
-    {#- A JSON object as map<string,variant>; null for anything else. -#}
-    try_variant_get({{ variant }}, '$', 'map<string,variant>')
-{%- endmacro %}
-
-{% macro oms_image_values(image) -%}
-    {#- An image (map<string,variant>) as column -> exact text; JSON null stays SQL NULL. -#}
-    transform_values({{ image }}, (col, val) -> try_variant_get(val, '$', 'string'))
-{%- endmacro %}
-
-{% macro oms_nested_columns(image) -%}
-    {#- Columns whose value is a JSON object or array: no OMS type mapping produces one. -#}
-    array_join(
-        map_keys(map_filter({{ image }}, (col, val) -> substr(schema_of_variant(val), 1, 5) in ('OBJEC', 'ARRAY'))),
-        ', '
-    )
-{%- endmacro %}
-
-{% macro oms_map_union(first, second) -%}
-    {#- Both maps, `second` winning on a shared key (map_concat fails on duplicate keys). -#}
-    map_concat(
-        map_filter(
-            coalesce({{ first }}, cast(map() as map<string, string>)),
-            (col, val) -> not map_contains_key(coalesce({{ second }}, cast(map() as map<string, string>)), col)
-        ),
-        coalesce({{ second }}, cast(map() as map<string, string>))
-    )
-{%- endmacro %}
+    stg_oms_shareplex_json__changes; what every JSON dialect shares is in macros/staging.sql.
+    docs/dialects/oms_*.md explain the choices. -#}
 
 {% macro oms_wall_clock_utc(text) -%}
     {#- A wall-clock `YYYY-MM-DDTHH:mm:ss` in the source time zone (dbt var source_time_zone) as a UTC
@@ -74,160 +14,23 @@
     end
 {%- endmacro %}
 
-{% macro oms_ddl_op(statement) -%}
-    {#- The staged DDL op of a statement, from its leading keywords (blanks and comments skipped);
-        `transform` over a one-element array names the normalised head once. -#}
-    transform(
-        array(lower(regexp_replace({{ statement }}, '^(?s)(\\s|/\\*.*?\\*/|--[^\\n]*\\n)*', ''))),
-        head -> case
-            when head rlike '^create\\s+(unique\\s+|fulltext\\s+|spatial\\s+)?index\\b' then 'CREATE_INDEX'
-            when head rlike '^drop\\s+index\\b' then 'DROP_INDEX'
-            when head rlike '^(rename\\s+table\\b|alter\\s+table\\s+\\S+\\s+rename\\s+(to|as)\\b)' then 'RENAME'
-            when head rlike '^create\\b' then 'CREATE'
-            when head rlike '^alter\\b' then 'ALTER'
-            when head rlike '^drop\\b' then 'DROP'
-            when head rlike '^truncate\\b' then 'TRUNCATE'
-            else 'QUERY'
-        end
-    )[0]
-{%- endmacro %}
-
-{% macro oms_json_messages(relation) -%}
-    {#- Import CTEs shared by the OMS models: landing rows, UTF-8 and JSON validity, and `message`,
-        the top-level JSON object (map<string,variant>, numbers as exact text) or null. -#}
-landing as (
-    select
-        feed,
-        topic,
-        `partition`,
-        `offset`,
-        `timestamp`,
-        key,
-        value,
-        landed_at
-    from {{ relation }}
-),
-
-texts as (
-    select
-        *,
-        cast(value as string) as value_text,
-        is_valid_utf8(cast(value as string)) as is_utf8
-    from landing
-),
-
-documents as (
-    select
-        *,
-        case when is_utf8 then try_parse_json(value_text) end as document
-    from texts
-),
-
-messages as (
-    select
-        *,
-        document is not null as is_json,
-        case
-            when document is not null
-                then {{ oms_object('parse_json(' ~ oms_exact_json('value_text') ~ ')') }}
-        end as message
-    from documents
-)
-{%- endmacro %}
-
-{% macro oms_staged_select(dialect, relation) -%}
-    {#- The staged contract (docs/staged-contract.md) from `relation`, which holds the landing columns,
-        error_code / error_detail (null when decoded) and every decoded column plus position_number
-        and natural_id.  Decoded columns are nulled on tombstones and quarantined messages. -#}
-    {%- set decoded_columns = [
-        ('event_kind', 'string'),
-        ('op', 'string'),
-        ('source_db_type', 'string'),
-        ('tenant_name', 'string'),
-        ('database_name', 'string'),
-        ('schema_name', 'string'),
-        ('table_name', 'string'),
-        ('primary_key_columns', 'array<string>'),
-        ('primary_key_source', 'string'),
-        ('primary_key', 'string'),
-        ('before', 'map<string, string>'),
-        ('after', 'map<string, string>'),
-        ('before_is_partial', 'boolean'),
-        ('after_is_partial', 'boolean'),
-        ('column_source_types', 'map<string, string>'),
-        ('column_types', 'map<string, string>'),
-        ('event_ts', 'timestamp'),
-        ('event_ts_precision', 'string'),
-        ('emitted_ts', 'timestamp'),
-        ('source_position', 'string'),
-        ('transaction_id', 'string'),
-    ] -%}
-with_status as (
-    select
-        *,
-        case
-            when value is null then 'tombstone'
-            when error_code is not null then 'quarantined'
-            else 'decoded'
-        end as message_status
-    from {{ relation }}
-),
-
-identified as (
-    select
-        *,
-        case message_status
-            when 'decoded' then natural_id
-            when 'quarantined' then sha2(value, 256)
-            else concat_ws(':', 'tombstone', topic, cast(`partition` as string), cast(`offset` as string))
-        end as message_id
-    from with_status
-)
-
-select
-    {{ cdc_event_id('feed', "'" ~ dialect ~ "'", 'message_id', '0') }} as event_id,
-    feed as source_name,
-    '{{ dialect }}' as dialect,
-    topic as landing_topic,
-    `partition` as landing_partition,
-    `offset` as landing_offset,
-    `timestamp` as landing_timestamp,
-    landed_at,
-    cast(0 as int) as row_index,
-    message_status,
-    {%- for name, data_type in decoded_columns %}
-    cast(case when message_status = 'decoded' then {{ name }} end as {{ data_type }}) as {{ name }},
-    {%- endfor %}
-    {{ cdc_sequence(
-        "case when message_status = 'decoded' then position_number end",
-        "case when message_status = 'decoded' then event_ts end",
-        '`offset`',
-        '0'
-    ) }} as sequence,
-    case when message_status = 'decoded' then ddl_statement end as ddl_statement,
-    case when message_status = 'quarantined' then error_code end as error_code,
-    case when message_status = 'quarantined' then error_detail end as error_detail,
-    case when message_status = 'quarantined' then value end as raw_value
-from identified
-{%- endmacro %}
-
 {% macro oms_default_changes(relation, dialect, extended) -%}
     {#- OMS Default JSON, and with `extended` DefaultExtendColumnType JSON (images carry `__light_type`,
         which types the values and is never a column).  One record per message. -#}
 with
-{{ oms_json_messages(relation) }},
+{{ cdc_json_documents(relation) }},
 
 records as (
     select
         *,
-        {{ oms_text("message['recordType']") }} as record_type,
+        {{ cdc_json_text("message['recordType']") }} as record_type,
         message['allMetaData'] as meta_json,
-        {{ oms_object("message['allMetaData']") }} as meta,
+        {{ cdc_json_object("message['allMetaData']") }} as meta,
         message['prevStruct'] as prev_json,
         message['postStruct'] as post_json,
-        {{ oms_object("message['prevStruct']") }} as prev_struct,
-        {{ oms_object("message['postStruct']") }} as post_struct
-    from messages
+        {{ cdc_json_object("message['prevStruct']") }} as prev_struct,
+        {{ cdc_json_object("message['postStruct']") }} as post_struct
+    from json_documents
 ),
 
 metadata as (
@@ -241,64 +44,57 @@ metadata as (
         end as row_op,
         record_type in ('UPDATE', 'DELETE') as needs_before,
         record_type in ('INSERT', 'UPDATE', 'ROW') as needs_after,
-        {{ oms_text("meta['db']") }} as db,
-        {{ oms_text("meta['table_name']") }} as meta_table_name,
-        {{ oms_text("meta['dbType']") }} as db_type,
-        {{ oms_text("meta['record_primary_key']") }} as record_primary_key,
-        {{ oms_text("meta['record_primary_value']") }} as record_primary_value,
-        {{ oms_text("meta['checkpoint']") }} as checkpoint,
-        {{ oms_text("meta['timestamp']") }} as timestamp_text,
-        {{ oms_text("meta['storeDataSequence']") }} as store_sequence,
-        {{ oms_text("meta['uniqueId']") }} as unique_id
+        {{ cdc_json_text("meta['db']") }} as db,
+        {{ cdc_json_text("meta['table_name']") }} as meta_table_name,
+        {{ cdc_json_text("meta['dbType']") }} as db_type,
+        {{ cdc_json_text("meta['record_primary_key']") }} as record_primary_key,
+        {{ cdc_json_text("meta['record_primary_value']") }} as record_primary_value,
+        {{ cdc_json_text("meta['checkpoint']") }} as checkpoint,
+        {{ cdc_json_text("meta['timestamp']") }} as timestamp_text,
+        {{ cdc_json_text("meta['storeDataSequence']") }} as store_sequence,
+        {{ cdc_json_text("meta['uniqueId']") }} as unique_id
     from records
 ),
 
-{%- if extended %}
-
 light_types as (
-    {#- `__light_type` per image: {column: {"schemaType": T}} -> column -> T (T null: not that shape). -#}
+    {#- ext: `__light_type` per image, {column: {"schemaType": T}} -> column -> T (T null: not that
+        shape), never a column; plain Default JSON declares no types. -#}
     select
         *,
-        prev_struct['__light_type'] as prev_light_json,
-        post_struct['__light_type'] as post_light_json,
-        transform_values(
-            {{ oms_object("prev_struct['__light_type']") }},
-            (col, declared) -> try_variant_get(declared, '$.schemaType', 'string')
-        ) as prev_source_types,
-        transform_values(
-            {{ oms_object("post_struct['__light_type']") }},
-            (col, declared) -> try_variant_get(declared, '$.schemaType', 'string')
-        ) as post_source_types,
-        map_filter(prev_struct, (col, val) -> col != '__light_type') as prev_columns,
-        map_filter(post_struct, (col, val) -> col != '__light_type') as post_columns
+        {% if extended %}
+            prev_struct['__light_type'] as prev_light_json,
+            post_struct['__light_type'] as post_light_json,
+            transform_values(
+                {{ cdc_json_object("prev_struct['__light_type']") }},
+                (col, declared) -> try_variant_get(declared, '$.schemaType', 'string')
+            ) as prev_source_types,
+            transform_values(
+                {{ cdc_json_object("post_struct['__light_type']") }},
+                (col, declared) -> try_variant_get(declared, '$.schemaType', 'string')
+            ) as post_source_types,
+            map_filter(prev_struct, (col, val) -> col != '__light_type') as prev_columns,
+            map_filter(post_struct, (col, val) -> col != '__light_type') as post_columns
+        {% else %}
+            cast(null as variant) as prev_light_json,
+            cast(null as variant) as post_light_json,
+            cast(null as map<string, string>) as prev_source_types,
+            cast(null as map<string, string>) as post_source_types,
+            prev_struct as prev_columns,
+            post_struct as post_columns
+        {% endif %}
     from metadata
 ),
-{%- else %}
-
-light_types as (
-    {#- Plain Default JSON declares no types. -#}
-    select
-        *,
-        cast(null as variant) as prev_light_json,
-        cast(null as variant) as post_light_json,
-        cast(null as map<string, string>) as prev_source_types,
-        cast(null as map<string, string>) as post_source_types,
-        prev_struct as prev_columns,
-        post_struct as post_columns
-    from metadata
-),
-{%- endif %}
 
 images as (
     select
         *,
-        {{ oms_image_values('prev_columns') }} as prev_values,
-        {{ oms_image_values('post_columns') }} as post_values,
-        {{ oms_nested_columns('prev_columns') }} as prev_nested,
-        {{ oms_nested_columns('post_columns') }} as post_nested,
+        {{ cdc_image_values('prev_columns') }} as prev_values,
+        {{ cdc_image_values('post_columns') }} as post_values,
+        {{ cdc_nested_columns('prev_columns') }} as prev_nested,
+        {{ cdc_nested_columns('post_columns') }} as post_nested,
         coalesce(
-            {{ oms_text("post_struct['ddl']") }},
-            {{ oms_text("prev_struct['ddl']") }}
+            {{ cdc_json_text("post_struct['ddl']") }},
+            {{ cdc_json_text("prev_struct['ddl']") }}
         ) as ddl_text,
         case
             when timestamp_text rlike '^-?[0-9]{1,12}$' then timestamp_seconds(cast(timestamp_text as bigint))
@@ -306,7 +102,7 @@ images as (
         case
             when store_sequence rlike '^[0-9]{1,30}$' then cast(store_sequence as decimal(30, 0))
         end as store_sequence_number,
-        {#- OceanBase sends `{tenant}.{database}`; other sources, and a db without a dot, have no tenant -#}
+        {# OceanBase sends `{tenant}.{database}`; other sources, and a db without a dot, have no tenant #}
         coalesce(db_type rlike '^(?i)(OB_|OCEANBASE)' and db rlike '^[^.]+[.].', false) as db_has_tenant,
         split(record_primary_key, '\u0001') as key_names_sent,
         split(record_primary_value, '\u0001') as key_values_sent
@@ -322,21 +118,21 @@ checked as (
             when not is_utf8 then 'invalid_utf8'
             when not is_json then 'invalid_json'
             when message is null then 'wrong_shape'
-            when not {{ oms_present("message['recordType']") }} then 'missing_field'
+            when not {{ cdc_json_present("message['recordType']") }} then 'missing_field'
             when record_type not in ('INSERT', 'UPDATE', 'DELETE', 'ROW', 'DDL', 'HEARTBEAT') then 'unknown_op'
-            when not {{ oms_present('meta_json') }} then 'missing_field'
+            when not {{ cdc_json_present('meta_json') }} then 'missing_field'
             when meta is null then 'wrong_shape'
             when row_op is not null and coalesce(db, '') = '' then 'missing_field'
             when row_op is not null and coalesce(meta_table_name, '') = '' then 'missing_field'
-            when needs_before and not {{ oms_present('prev_json') }} then 'missing_field'
+            when needs_before and not {{ cdc_json_present('prev_json') }} then 'missing_field'
             when needs_before and prev_struct is null then 'wrong_shape'
-            when needs_after and not {{ oms_present('post_json') }} then 'missing_field'
+            when needs_after and not {{ cdc_json_present('post_json') }} then 'missing_field'
             when needs_after and post_struct is null then 'wrong_shape'
             when record_type = 'DDL' and ddl_text is null then 'missing_field'
-            when {{ oms_present('prev_light_json') }}
+            when {{ cdc_json_present('prev_light_json') }}
                 and (prev_source_types is null or exists(map_values(prev_source_types), t -> t is null))
                 then 'wrong_shape'
-            when {{ oms_present('post_light_json') }}
+            when {{ cdc_json_present('post_light_json') }}
                 and (post_source_types is null or exists(map_values(post_source_types), t -> t is null))
                 then 'wrong_shape'
             when timestamp_text is not null and record_ts is null then 'invalid_timestamp'
@@ -349,24 +145,24 @@ checked as (
             when not is_utf8 then 'the value is not valid UTF-8'
             when not is_json then 'the value is not valid JSON (RFC 8259; duplicate keys are rejected too)'
             when message is null then 'the JSON value is not an object'
-            when not {{ oms_present("message['recordType']") }} then 'recordType is missing'
+            when not {{ cdc_json_present("message['recordType']") }} then 'recordType is missing'
             when record_type not in ('INSERT', 'UPDATE', 'DELETE', 'ROW', 'DDL', 'HEARTBEAT')
                 then concat('recordType ', record_type, ' is not INSERT, UPDATE, DELETE, ROW, DDL or HEARTBEAT')
-            when not {{ oms_present('meta_json') }} then 'allMetaData is missing'
+            when not {{ cdc_json_present('meta_json') }} then 'allMetaData is missing'
             when meta is null then 'allMetaData is not an object'
             when row_op is not null and coalesce(db, '') = '' then 'allMetaData.db is missing'
             when row_op is not null and coalesce(meta_table_name, '') = '' then 'allMetaData.table_name is missing'
-            when needs_before and not {{ oms_present('prev_json') }}
+            when needs_before and not {{ cdc_json_present('prev_json') }}
                 then concat('prevStruct is missing for ', record_type)
             when needs_before and prev_struct is null then 'prevStruct is not an object'
-            when needs_after and not {{ oms_present('post_json') }}
+            when needs_after and not {{ cdc_json_present('post_json') }}
                 then concat('postStruct is missing for ', record_type)
             when needs_after and post_struct is null then 'postStruct is not an object'
             when record_type = 'DDL' and ddl_text is null then 'the DDL record has no "ddl" statement'
-            when {{ oms_present('prev_light_json') }}
+            when {{ cdc_json_present('prev_light_json') }}
                 and (prev_source_types is null or exists(map_values(prev_source_types), t -> t is null))
                 then 'prevStruct.__light_type is not {column: {"schemaType": type}}'
-            when {{ oms_present('post_light_json') }}
+            when {{ cdc_json_present('post_light_json') }}
                 and (post_source_types is null or exists(map_values(post_source_types), t -> t is null))
                 then 'postStruct.__light_type is not {column: {"schemaType": type}}'
             when timestamp_text is not null and record_ts is null
@@ -414,7 +210,7 @@ decoded as (
             when record_type = 'DDL' then 'DDL'
             when record_type = 'HEARTBEAT' then 'HEARTBEAT'
         end as event_kind,
-        coalesce(row_op, case when record_type = 'DDL' then {{ oms_ddl_op('ddl_text') }} end, record_type) as op,
+        coalesce(row_op, case when record_type = 'DDL' then {{ cdc_ddl_op('ddl_text') }} end, record_type) as op,
         lower(db_type) as source_db_type,
         case when db_has_tenant then substring_index(db, '.', 1) end as tenant_name,
         case when db_has_tenant then substr(db, instr(db, '.') + 1) else db end as database_name,
@@ -429,13 +225,13 @@ decoded as (
         after_image['values'] as after,
         case when row_op is not null then false end as before_is_partial,
         case when row_op is not null then false end as after_is_partial,
-        {%- if extended %}
-        case when row_op is not null then {{ oms_map_union('prev_source_types', 'post_source_types') }} end
-            as column_source_types,
-        {%- else %}
-        cast(null as map<string, string>) as column_source_types,
-        {%- endif %}
-        case when row_op is not null then {{ oms_map_union("before_image['types']", "after_image['types']") }} end
+        {% if extended %}
+            case when row_op is not null then {{ cdc_map_union('prev_source_types', 'post_source_types') }} end
+                as column_source_types,
+        {% else %}
+            cast(null as map<string, string>) as column_source_types,
+        {% endif %}
+        case when row_op is not null then {{ cdc_map_union("before_image['types']", "after_image['types']") }} end
             as column_types,
         record_ts as event_ts,
         case when record_ts is not null then 's' end as event_ts_precision,
@@ -444,13 +240,14 @@ decoded as (
         unique_id as transaction_id,
         store_sequence_number as position_number,
         case when record_type = 'DDL' then ddl_text end as ddl_statement,
+        cast(0 as int) as row_index,
         sha2(
             concat_ws(
                 '\u0001',
                 coalesce(record_type, ''),
                 coalesce(cast(prev_json as string), ''),
                 coalesce(cast(post_json as string), ''),
-                {#- checkpoint is OMS's progress when it wrote the message, not part of the change -#}
+                {# checkpoint is OMS's progress when it wrote the message, not part of the change #}
                 coalesce(
                     to_json(
                         transform_values(map_filter(meta, (k, v) -> k != 'checkpoint'), (k, v) -> cast(v as string))
@@ -493,5 +290,5 @@ keyed as (
     from key_images
 ),
 
-{{ oms_staged_select(dialect, 'keyed') }}
+{{ cdc_staged_select(dialect, 'keyed') }}
 {%- endmacro %}

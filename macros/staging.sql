@@ -28,3 +28,207 @@
     {#- Python decoder of the dialect over Arrow batches: struct<values, types, error>. -#}
     cdc_canonical_image('{{ dialect }}', {{ values }}, {{ source_types }}, '{{ var("source_time_zone") }}')
 {%- endmacro %}
+
+{#- ---------------------------------------------------------------- JSON messages (SQL staging models) -#}
+
+{% macro cdc_exact_json(text) -%}
+    {#- The JSON text with every number turned into a JSON string of its exact digits: Spark's JSON
+        readers (from_json, get_json_object, parse_json) turn 9.99…E-308 into a double and 12.50 into
+        12.5, and refuse numbers of more than 1000 characters, so the rewrite runs before any parse.
+        One regex pass matches a whole string literal (kept) or a number (wrapped in \u0002…\u0003);
+        JSON text cannot hold raw control characters, so the markers are unambiguous: the empty pairs
+        left after strings are dropped, the rest become quotes.  The number pattern is JSON's own
+        (no leading zeros) and skips a number followed by `:`, so text that is not JSON (`{1: 2}`,
+        `[01]`) stays invalid after the rewrite.  Possessive quantifiers keep the pass linear and
+        stack-safe on long strings. -#}
+    regexp_replace(
+        regexp_replace(
+            regexp_replace(
+                {{ text }},
+                '("(?:[^"\\\\]++|\\\\.)*+")|(-?(?:0|[1-9][0-9]*+)(?:[.][0-9]++)?+(?:[eE][+-]?+[0-9]++)?+)(?!\\s*:)',
+                '$1\u0002$2\u0003'
+            ),
+            '\u0002\u0003',
+            ''
+        ),
+        '[\u0002\u0003]',
+        '"'
+    )
+{%- endmacro %}
+
+{% macro cdc_json_documents(relation, object_column='message') -%}
+    {#- Import CTEs of the JSON staging models: `landing` (the landing rows), `texts` (value_text,
+        is_utf8), `documents` (exact_document: the value as a variant whose numbers are strings of
+        their exact digits, null when it is not UTF-8 JSON) and `json_documents` (is_json, and
+        `object_column`: the top-level JSON object as map<string,variant>, null for anything else). -#}
+landing as (
+    select
+        feed,
+        topic,
+        `partition`,
+        `offset`,
+        `timestamp`,
+        key,
+        value,
+        landed_at
+    from {{ relation }}
+),
+
+texts as (
+    select
+        *,
+        cast(value as string) as value_text,
+        is_valid_utf8(cast(value as string)) as is_utf8
+    from landing
+),
+
+documents as (
+    select
+        *,
+        case when is_utf8 then try_parse_json({{ cdc_exact_json('value_text') }}) end as exact_document
+    from texts
+),
+
+json_documents as (
+    select
+        *,
+        exact_document is not null as is_json,
+        {{ cdc_json_object('exact_document') }} as {{ object_column }}
+    from documents
+)
+{%- endmacro %}
+
+{% macro cdc_json_present(variant) -%}
+    {#- The field is in the message and not JSON null. -#}
+    ({{ variant }} is not null and not is_variant_null({{ variant }}))
+{%- endmacro %}
+
+{% macro cdc_json_text(variant) -%}
+    {#- A scalar field as text (numbers are already strings of their exact digits; objects as JSON text). -#}
+    try_variant_get({{ variant }}, '$', 'string')
+{%- endmacro %}
+
+{% macro cdc_json_object(variant) -%}
+    {#- A JSON object as map<string,variant>; null for anything else. -#}
+    try_variant_get({{ variant }}, '$', 'map<string, variant>')
+{%- endmacro %}
+
+{% macro cdc_image_values(image) -%}
+    {#- An image (map<string,variant>) as column -> exact text; JSON null stays SQL NULL. -#}
+    transform_values({{ image }}, (col, val) -> try_variant_get(val, '$', 'string'))
+{%- endmacro %}
+
+{% macro cdc_nested_columns(image) -%}
+    {#- Columns whose value is a JSON object or array, comma-separated: row images hold scalars only. -#}
+    array_join(
+        map_keys(map_filter({{ image }}, (col, val) -> substr(schema_of_variant(val), 1, 5) in ('OBJEC', 'ARRAY'))),
+        ', '
+    )
+{%- endmacro %}
+
+{% macro cdc_map_union(first, second) -%}
+    {#- Both maps, `second` winning on a shared key (map_concat fails on duplicate keys). -#}
+    map_concat(
+        map_filter(
+            coalesce({{ first }}, cast(map() as map<string, string>)),
+            (col, val) -> not map_contains_key(coalesce({{ second }}, cast(map() as map<string, string>)), col)
+        ),
+        coalesce({{ second }}, cast(map() as map<string, string>))
+    )
+{%- endmacro %}
+
+{% macro cdc_ddl_op(statement) -%}
+    {#- The staged DDL op of a statement, from its leading keywords (blanks and comments skipped);
+        `transform` over a one-element array names the normalised head once. -#}
+    transform(
+        array(lower(regexp_replace({{ statement }}, '^(?s)(\\s|/\\*.*?\\*/|--[^\\n]*\\n)*', ''))),
+        head -> case
+            when head rlike '^create\\s+(unique\\s+|fulltext\\s+|spatial\\s+)?index\\b' then 'CREATE_INDEX'
+            when head rlike '^drop\\s+index\\b' then 'DROP_INDEX'
+            when head rlike '^(rename\\s+table\\b|alter\\s+table\\s+\\S+\\s+rename\\s+(to|as)\\b)' then 'RENAME'
+            when head rlike '^create\\b' then 'CREATE'
+            when head rlike '^alter\\b' then 'ALTER'
+            when head rlike '^drop\\b' then 'DROP'
+            when head rlike '^truncate\\b' then 'TRUNCATE'
+            else 'QUERY'
+        end
+    )[0]
+{%- endmacro %}
+
+{% macro cdc_staged_select(dialect, relation) -%}
+    {#- The final select of a SQL staging model: the staged contract (docs/staged-contract.md) from
+        `relation`, which holds the landing columns, row_index, error_code / error_detail (null when
+        decoded), natural_id, position_number and every decoded column.  Decoded columns are nulled
+        on tombstones and quarantined messages; a quarantined message is named by its bytes, a
+        tombstone by its place in the topic. -#}
+    {%- set decoded_columns = [
+        ('event_kind', 'string'),
+        ('op', 'string'),
+        ('source_db_type', 'string'),
+        ('tenant_name', 'string'),
+        ('database_name', 'string'),
+        ('schema_name', 'string'),
+        ('table_name', 'string'),
+        ('primary_key_columns', 'array<string>'),
+        ('primary_key_source', 'string'),
+        ('primary_key', 'string'),
+        ('before', 'map<string, string>'),
+        ('after', 'map<string, string>'),
+        ('before_is_partial', 'boolean'),
+        ('after_is_partial', 'boolean'),
+        ('column_source_types', 'map<string, string>'),
+        ('column_types', 'map<string, string>'),
+        ('event_ts', 'timestamp'),
+        ('event_ts_precision', 'string'),
+        ('emitted_ts', 'timestamp'),
+        ('source_position', 'string'),
+        ('transaction_id', 'string'),
+    ] -%}
+with_status as (
+    select
+        *,
+        case
+            when value is null then 'tombstone'
+            when error_code is not null then 'quarantined'
+            else 'decoded'
+        end as message_status
+    from {{ relation }}
+),
+
+identified as (
+    select
+        *,
+        case message_status
+            when 'decoded' then natural_id
+            when 'quarantined' then sha2(value, 256)
+            else concat_ws(':', 'tombstone', topic, cast(`partition` as string), cast(`offset` as string))
+        end as message_id
+    from with_status
+)
+
+select
+    {{ cdc_event_id('feed', "'" ~ dialect ~ "'", 'message_id', 'row_index') }} as event_id,
+    feed as source_name,
+    '{{ dialect }}' as dialect,
+    topic as landing_topic,
+    `partition` as landing_partition,
+    `offset` as landing_offset,
+    `timestamp` as landing_timestamp,
+    landed_at,
+    cast(row_index as int) as row_index,
+    message_status,
+    {%- for name, data_type in decoded_columns %}
+    cast(case when message_status = 'decoded' then {{ name }} end as {{ data_type }}) as {{ name }},
+    {%- endfor %}
+    {{ cdc_sequence(
+        "case when message_status = 'decoded' then position_number end",
+        "case when message_status = 'decoded' then event_ts end",
+        '`offset`',
+        'row_index'
+    ) }} as sequence,
+    case when message_status = 'decoded' then ddl_statement end as ddl_statement,
+    case when message_status = 'quarantined' then error_code end as error_code,
+    case when message_status = 'quarantined' then error_detail end as error_detail,
+    case when message_status = 'quarantined' then value end as raw_value
+from identified
+{%- endmacro %}

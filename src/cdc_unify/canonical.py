@@ -58,6 +58,13 @@ LOGICAL_TYPES = (
     "interval_ds",
 )
 INTEGER_TYPES = frozenset({"tinyint", "smallint", "int", "bigint", "ubigint"})
+# A message is untrusted: `1e999999999` is a valid number whose plain text is a gigabyte, and
+# Python refuses to print integers of more than 4300 digits.  These bounds are far beyond any
+# database's numbers (MySQL DECIMAL: 65 digits, Oracle NUMBER: 38 digits and exponents up to
+# 125) and far below what would stall a decoder; a number beyond them cannot be read.
+MAX_INTEGER_DIGITS = 1000
+MAX_DECIMAL_DIGITS = 5000
+_MAX_INTEGER_BITS = math.ceil(MAX_INTEGER_DIGITS * math.log2(10))
 _DECIMAL_RE = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 
 
@@ -84,12 +91,25 @@ def decimal_precision_scale(logical_type: str) -> tuple[int, int] | None:
 
 # ---------------------------------------------------------------- formatting
 def fmt_integer(value: int) -> str:
-    return str(int(value))
+    value = int(value)
+    if value.bit_length() > _MAX_INTEGER_BITS:  # measured before str(), which refuses > 4300 digits
+        raise CanonicalError(f"an integer of {value.bit_length()} bits has more than {MAX_INTEGER_DIGITS} digits")
+    return str(value)
+
+
+def check_decimal_size(value: Decimal) -> Decimal:
+    """`value` unless its plain text would exceed MAX_DECIMAL_DIGITS digits (CanonicalError)."""
+    if value.is_finite() and (
+        abs(value.adjusted()) > MAX_DECIMAL_DIGITS or len(value.as_tuple().digits) > MAX_DECIMAL_DIGITS
+    ):
+        raise CanonicalError(f"{str(value)[:40]!r} has more than {MAX_DECIMAL_DIGITS} digits")
+    return value
 
 
 def fmt_decimal(value: Decimal) -> str:
     if not value.is_finite():
         raise CanonicalError(f"decimal value {value} is not finite")
+    check_decimal_size(value)
     if value == 0:
         return "0"
     text = format(value, "f")
@@ -114,11 +134,17 @@ def fmt_float32(value: float) -> str:
     special = _fmt_special(value)
     if special:
         return special
-    target = struct.unpack("<f", struct.pack("<f", value))[0]
+    try:
+        target = struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:
+        raise CanonicalError(f"{value!r} is beyond the range of a 32-bit float") from None
     for digits in range(1, 18):
         text = f"{target:.{digits}g}"
-        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == target:
-            return repr(float(text))
+        try:
+            if struct.unpack("<f", struct.pack("<f", float(text)))[0] == target:
+                return repr(float(text))
+        except OverflowError:
+            continue  # rounded up past the largest float (3.5e+38 for 3.4028235e+38): more digits
     return repr(target)
 
 
@@ -166,7 +192,10 @@ def fmt_instant(value: dt.datetime, nanos: int | None = None) -> str:
     """An instant, written in UTC with a `Z`."""
     if value.tzinfo is None:
         raise CanonicalError("an instant needs a time zone or offset")
-    utc = value.astimezone(dt.timezone.utc)
+    try:
+        utc = value.astimezone(dt.timezone.utc)
+    except OverflowError:
+        raise CanonicalError(f"{value.isoformat()} is outside years 1..9999 in UTC") from None
     return f"{fmt_date(utc)}T{fmt_time(utc.time(), nanos)}Z"
 
 
@@ -245,21 +274,27 @@ _FORMATTERS = {
 
 # ---------------------------------------------------------------- parsing helpers
 def parse_decimal_text(text: str) -> Decimal:
-    """Exact decimal from text such as `12.50`, `1E+3`, `9.99E-308` (no float round trip)."""
+    """Exact decimal from text such as `12.50`, `1E+3`, `9.99E-308` (no float round trip), bounded
+    by MAX_DECIMAL_DIGITS."""
+    if isinstance(text, str) and len(text) > 2 * MAX_DECIMAL_DIGITS:  # no number within bounds is that long
+        raise CanonicalError(f"{text[:40]!r}... ({len(text)} characters) is too long for a number")
     try:
         value = Decimal(text.strip())
-    except (InvalidOperation, AttributeError):
-        raise CanonicalError(f"{text!r} is not a decimal number") from None
+    except (InvalidOperation, AttributeError, TypeError):
+        raise CanonicalError(f"{text[:40]!r} is not a decimal number") from None
     if not value.is_finite():
         raise CanonicalError(f"{text!r} is not a finite decimal")
-    return value
+    return check_decimal_size(value)
 
 
 def parse_integer_text(text: str) -> int:
-    """Exact integer from text; `3`, `-7`, `10223372036854775806`; `3.0` is accepted, `3.5` is not."""
+    """Exact integer from text; `3`, `-7`, `10223372036854775806`; `3.0` and `1E+3` are accepted,
+    `3.5` is not; more than MAX_INTEGER_DIGITS digits cannot be read."""
     value = parse_decimal_text(text)
+    if value.adjusted() >= MAX_INTEGER_DIGITS:
+        raise CanonicalError(f"{text[:40]!r} has more than {MAX_INTEGER_DIGITS} digits")
     if value != value.to_integral_value():
-        raise CanonicalError(f"{text!r} is not an integer")
+        raise CanonicalError(f"{text[:40]!r} is not an integer")
     return int(value)
 
 

@@ -85,6 +85,11 @@ def session_conf(
         # turns a missing string into the text 'nan'.
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.execution.arrow.pyspark.fallback.enabled": "false",
+        # Constraint propagation infers predicates from every filter through every projection; over
+        # the staging models' wide projections of map/variant expressions an explode followed by a
+        # filter sent it into exponential time (stg_canal_json__changes with posexplode: optimizer
+        # still running after 10 min with it, 7 s without; the models as written: same time either way).
+        "spark.sql.constraintPropagation.enabled": "false",
     }
     # An empty value (e.g. an unset env var in the profile) means "not set".
     conf.update({str(key): str(value) for key, value in (extra_conf or {}).items() if str(value) != ""})

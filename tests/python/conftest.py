@@ -81,3 +81,12 @@ class Sandbox:
 @pytest.fixture(scope="session")
 def sandbox_factory(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Sandbox]:
     return lambda name: Sandbox(tmp_path_factory.mktemp(name))
+
+
+@pytest.fixture(scope="session")
+def workload() -> dict:
+    """The generated workload of every dialect, landed in two runs and built through every layer
+    (tests/python/harness.py `workload_build`): snapshots after each build, `out_dir`, `manifest`."""
+    from harness import workload_build
+
+    return workload_build()

@@ -28,6 +28,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 _STATE: dict[str, Any] = {}
 # Landing rows of a test get a fixed landed_at, so staged output does not depend on the clock.
 LANDED_AT = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)
+MART_SCHEMA = "cdc_unify"
+INTERMEDIATE_SCHEMA = "cdc_unify_intermediate"
 
 
 def harness_root() -> Path:
@@ -46,13 +48,22 @@ def spark_session() -> SparkSession:
     return get_spark(master="local[2]", warehouse=str(root / "warehouse"))
 
 
-def run_dbt(*args: str, dbt_vars: dict | None = None) -> Any:
-    """`dbt <args>` in this process on the project; raises with dbt's own message on failure."""
+def run_dbt(*args: str, dbt_vars: dict | None = None, schema: str | None = None) -> Any:
+    """`dbt <args>` in this process on the project; raises with dbt's own message on failure.
+    `schema` builds into other schemas than the shared workload's (`<schema>`, `<schema>_staging`...)."""
     spark_session()
     cli = [*args, "--project-dir", str(REPO_ROOT), "--profiles-dir", str(REPO_ROOT / "profiles")]
     if dbt_vars:
         cli += ["--vars", json.dumps(dbt_vars)]
-    result = dbtRunner().invoke(cli)
+    previous = os.environ.get("CDC_UNIFY_SCHEMA")
+    os.environ["CDC_UNIFY_SCHEMA"] = schema or MART_SCHEMA
+    try:
+        result = dbtRunner().invoke(cli)
+    finally:
+        if previous is None:
+            del os.environ["CDC_UNIFY_SCHEMA"]
+        else:
+            os.environ["CDC_UNIFY_SCHEMA"] = previous
     if not result.success:
         details = result.exception or [
             f"{r.node.name}: {r.message}" for r in getattr(result.result, "results", []) if r.status != "success"
@@ -61,12 +72,40 @@ def run_dbt(*args: str, dbt_vars: dict | None = None) -> Any:
     return result
 
 
-def _replace_landing(dialect: str, records: pa.Table, feed: str) -> None:
+def _land(dialect: str, records: pa.Table, feed: str, landed_at: dt.datetime, replace: bool) -> None:
     spark = spark_session()
     landing.create_landing_tables(spark)
-    spark.sql(f"truncate table {landing.landing_table(dialect)}")
-    rows = landing.kafka_to_landing(spark.createDataFrame(records), feed, F.lit(LANDED_AT))
+    if replace:
+        spark.sql(f"truncate table {landing.landing_table(dialect)}")
+    rows = landing.kafka_to_landing(spark.createDataFrame(records), feed, F.lit(landed_at))
     landing.append_landing(rows, dialect)
+
+
+def _records(values: list[bytes | None], keys: list[bytes | None], feed: str, first_offset: int = 0) -> pa.Table:
+    if len(keys) != len(values):
+        raise ValueError("keys and values differ in length")
+    return pa.table(
+        {
+            "topic": pa.array([feed] * len(values), pa.string()),
+            "partition": pa.array([0] * len(values), pa.int32()),
+            "offset": pa.array(range(first_offset, first_offset + len(values)), pa.int64()),
+            "timestamp": pa.array([LANDED_AT] * len(values), pa.timestamp("us", tz="UTC")),
+            "key": pa.array(keys, pa.binary()),
+            "value": pa.array(values, pa.binary()),
+        }
+    )
+
+
+def land_messages(
+    dialect: str,
+    values: list[bytes | None],
+    feed: str,
+    landed_at: dt.datetime,
+    replace: bool,
+    first_offset: int = 0,
+) -> None:
+    """Land `values` (partition 0, offsets from `first_offset`) as one load of `feed`."""
+    _land(dialect, _records(values, [None] * len(values), feed, first_offset), feed, landed_at, replace)
 
 
 def _run_staging(dialect: str, dbt_vars: dict | None) -> list[dict]:
@@ -86,19 +125,7 @@ def stage_messages(
 ) -> list[dict]:
     """Land `values` (offsets 0..n-1, partition 0) in a fresh landing table and stage them."""
     keys = keys if keys is not None else [None] * len(values)
-    if len(keys) != len(values):
-        raise ValueError("keys and values differ in length")
-    records = pa.table(
-        {
-            "topic": pa.array([feed] * len(values), pa.string()),
-            "partition": pa.array([0] * len(values), pa.int32()),
-            "offset": pa.array(range(len(values)), pa.int64()),
-            "timestamp": pa.array([LANDED_AT] * len(values), pa.timestamp("us", tz="UTC")),
-            "key": pa.array(keys, pa.binary()),
-            "value": pa.array(values, pa.binary()),
-        }
-    )
-    _replace_landing(dialect, records, feed)
+    _land(dialect, _records(values, keys, feed), feed, LANDED_AT, replace=True)
     return _run_staging(dialect, dbt_vars)
 
 
@@ -113,5 +140,86 @@ def stage_generated(
     tables = [
         landing.parquet_records((Path(out_dir) / dialect / f"batch-{n}.parquet").read_bytes())[0] for n in batches
     ]
-    _replace_landing(dialect, pa.concat_tables(tables), feed)
+    _land(dialect, pa.concat_tables(tables), feed, LANDED_AT, replace=True)
     return _run_staging(dialect, dbt_vars)
+
+
+# --- One generated workload through every layer, shared by the marts, typed-marts, analyses and
+# docs tests. Built once per pytest process; later tests may read the built tables, but must not
+# rebuild intermediate or mart models (staging tests rebuild only their own staging model).
+
+WORKLOAD_EVENTS = 300
+WORKLOAD_SEED = 11
+# The two batches land in separate runs, one hour apart: batch 2 holds the late messages.
+BATCH_LANDED_AT = {1: dt.datetime(2024, 6, 1, 1, tzinfo=dt.UTC), 2: dt.datetime(2024, 6, 1, 2, tzinfo=dt.UTC)}
+
+
+def workload_feed(dialect: str) -> str:
+    return f"e2e_{dialect}"
+
+
+def land_batch(out_dir: Path, dialect: str, batch: int, replace: bool) -> None:
+    """Land one generated batch of `dialect` as feed `e2e_<dialect>`, landed at the batch's hour."""
+    records, _ = landing.parquet_records((Path(out_dir) / dialect / f"batch-{batch}.parquet").read_bytes())
+    _land(dialect, records, workload_feed(dialect), BATCH_LANDED_AT[batch], replace)
+
+
+def build_all(full_refresh: bool = False) -> Any:
+    """`dbt run` of every layer (staging, intermediate, marts) over every dialect."""
+    flags = ["--full-refresh"] if full_refresh else []
+    return run_dbt("run", *flags, "--select", "path:models/staging", "path:models/intermediate", "path:models/marts")
+
+
+def table_rows(relation: str) -> list[dict[str, Any]]:
+    return [row.asDict(recursive=True) for row in spark_session().table(relation).collect()]
+
+
+def built_relations() -> dict[str, str]:
+    """Every table-materialised intermediate and mart model, by name (views are read through them)."""
+    spark = spark_session()
+    relations = {}
+    for schema in (MART_SCHEMA, INTERMEDIATE_SCHEMA):
+        for table in spark.sql(f"show tables in {schema}").collect():
+            name = table["tableName"]
+            if name.endswith("__dbt_tmp"):  # an incremental run's transient view
+                continue
+            if spark.sql(f"describe table extended {schema}.{name}").where("col_name = 'Type'").first()[1] != "VIEW":
+                relations[name] = f"{schema}.{name}"
+    return relations
+
+
+def snapshot() -> dict[str, list[dict[str, Any]]]:
+    return {name: table_rows(relation) for name, relation in built_relations().items()}
+
+
+def workload_build() -> dict[str, Any]:
+    """The shared workload, built as a deployment would see it, with a snapshot after each step:
+    batch 1 landed and built from scratch (`after_batch_1`); batch 2 landed and built
+    incrementally (`after_batch_2`); the same input built again (`rerun`); then `--full-refresh`
+    (`full_refresh`). Returns those snapshots plus `out_dir` and the generator's `manifest`."""
+    if "workload" not in _STATE:
+        from cdc_unify.contract import DIALECTS
+        from cdc_unify.generator.run import generate
+
+        out_dir = harness_root() / "workload"
+        manifest = generate(events=WORKLOAD_EVENTS, seed=WORKLOAD_SEED, out_dir=out_dir, dialects=DIALECTS)
+        for dialect in DIALECTS:
+            land_batch(out_dir, dialect, 1, replace=True)
+        build_all(full_refresh=True)
+        after_batch_1 = snapshot()
+        for dialect in DIALECTS:
+            land_batch(out_dir, dialect, 2, replace=False)
+        build_all()
+        after_batch_2 = snapshot()
+        build_all()
+        rerun = snapshot()
+        build_all(full_refresh=True)
+        _STATE["workload"] = {
+            "out_dir": out_dir,
+            "manifest": manifest,
+            "after_batch_1": after_batch_1,
+            "after_batch_2": after_batch_2,
+            "rerun": rerun,
+            "full_refresh": snapshot(),
+        }
+    return _STATE["workload"]

@@ -22,11 +22,13 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+import yaml
 
 from cdc_unify.canonical import CanonicalError, fmt_instant
 from cdc_unify.contract import STAGED_COLUMNS
 from cdc_unify.decoders import canonicalizer_for
-from cdc_unify.decoders.canal_json import mysql_logical_type, source_logical_type
+from cdc_unify.decoders._mysql_types import mysql_logical_type
+from cdc_unify.decoders.canal_json import canal_logical_type
 from cdc_unify.decoders.oms_canal_json import oms_logical_type
 from cdc_unify.generator.encoders import encoder_for
 from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_ERROR_CODE, EncodedMessage
@@ -142,6 +144,29 @@ def test_ckafka_time_is_the_source_wall_clock():
     assert time_text(dt.datetime(1970, 1, 1, tzinfo=UTC)) == "19700101080000"
 
 
+def test_sessions_turn_constraint_propagation_off():
+    """An explode followed by a filter over the Canal model's wide projections kept Spark's optimizer
+    busy for more than 10 minutes with constraint propagation on (7 s off); a profile may still turn it on."""
+    from cdc_unify.spark import session_conf
+
+    assert session_conf()["spark.sql.constraintPropagation.enabled"] == "false"
+    assert (
+        session_conf(extra_conf={"spark.sql.constraintPropagation.enabled": "true"})[
+            "spark.sql.constraintPropagation.enabled"
+        ]
+        == "true"
+    )
+
+
+def test_ckafka_primary_keys_var_is_declared_in_the_project():
+    """The model reads var ckafka_primary_keys without a default of its own: dbt_project.yml declares
+    it (empty: no configured keys), so `dbt` lists and documents it like every project var."""
+    project = yaml.safe_load((REPO_ROOT / "dbt_project.yml").read_text())
+    assert project["vars"]["ckafka_primary_keys"] == {}
+    model = (REPO_ROOT / "models" / "staging" / "ckafka_json" / "stg_ckafka_json__changes.sql").read_text()
+    assert "var('ckafka_primary_keys')" in model
+
+
 @pytest.mark.parametrize(
     ("value", "single", "text"),
     [(1.2222, True, "1.2222"), (1e-05, False, "1.0E-5"), (3.4e38, True, "3.4E38"), (123456789012345.0, False,
@@ -180,7 +205,7 @@ def test_every_malformation_kind_changes_the_message(encoded, dialect):
     ("type_text", "logical"),
     [("int(11)", "int"), ("tinyint(1)", "boolean"), ("tinyint(4)", "tinyint"), ("tinyint(3) unsigned", "smallint"),
      ("bigint(20) unsigned", "ubigint"), ("bigint(20)", "bigint"), ("int64", "bigint"), ("decimal(12,2)", "decimal(12,2)"),
-     ("decimal", "decimal"), ("float", "float"), ("float(30)", "double"), ("double", "double"), ("bit(1)", "boolean"),
+     ("decimal", "decimal(10,0)"), ("number", "decimal"), ("float", "float"), ("float(30)", "double"), ("double", "double"), ("bit(1)", "boolean"),
      ("varchar(255)", "string"), ("text", "string"), ("json", "json"), ("blob", "binary"), ("binary(16)", "binary"),
      ("date", "date"), ("time(6)", "time"), ("datetime(3)", "datetime"), ("timestamp(6)", "timestamp"),
      ("timestamp(6) with time zone", "zoned_datetime"), ("interval year(2) to month", "interval_ym"),
@@ -191,11 +216,18 @@ def test_mysql_types_map_to_logical_types(type_text, logical):
 
 
 def test_sql_type_codes_and_unknown_types():
-    assert source_logical_type("jdbc:4") == "int"
-    assert source_logical_type("jdbc:93") == "datetime"
-    assert source_logical_type("jdbc:1111") == "string"
-    assert source_logical_type(None) == "string"
+    assert canal_logical_type("jdbc:4") == "int"
+    assert canal_logical_type("jdbc:93") == "datetime"
+    assert canal_logical_type("jdbc:1111") == "string"
+    assert canal_logical_type(None) == "string"
+    assert canal_logical_type("bit(8)") == "ubigint"  # Canal sends a bit field as its number
+
+
+def test_oms_canal_types_differ_where_oms_writes_them_differently():
     assert oms_logical_type("bit(8)") == "binary" and oms_logical_type("jdbc:-7") == "binary"
+    assert oms_logical_type("decimal") == "decimal"  # OMS drops the arguments: no known precision
+    assert oms_logical_type("decimal(12,2)") == "decimal(12,2)"
+    assert oms_logical_type("jdbc:6") == "float" and canal_logical_type("jdbc:6") == "double"
 
 
 def test_canal_decoder_reads_canal_texts():
@@ -450,6 +482,44 @@ def test_spark_malformed_messages_are_quarantined_with_their_code(staged, dialec
 def test_spark_null_value_is_a_tombstone(staged, dialect):
     (row,) = staged[dialect]["by_offset"][staged[dialect]["n_values"] - 1]
     assert (row["message_status"], row["event_kind"], row["error_code"]) == ("tombstone", None, None)
+
+
+LONG_DIGITS = "1" * 1200  # beyond the 1000 characters Spark's JSON parser accepts in a number
+
+
+@pytest.mark.spark
+def test_spark_exact_json_keeps_digits_and_never_repairs_invalid_json():
+    """macros/staging.sql cdc_exact_json, which every JSON model reads its value through: numbers
+    become strings of their exact digits (even past Spark's 1000-character limit) and text that is
+    not JSON stays invalid after the rewrite."""
+    import jinja2
+
+    from harness import spark_session
+
+    macros = jinja2.Environment().from_string((REPO_ROOT / "macros" / "staging.sql").read_text()).module
+    cases = {
+        '{"a": 12.50, "b": -9.99E-308, "s": "x 1 \\" 2", "n": [0, true, null]}':
+            '{"a":"12.50","b":"-9.99E-308","n":["0",true,null],"s":"x 1 \\" 2"}',
+        '{"a": ' + LONG_DIGITS + "." + LONG_DIGITS + "}": '{"a":"' + LONG_DIGITS + "." + LONG_DIGITS + '"}',
+        "{1: 2}": None,  # a number is no object key
+        '{"a": 01}': None,  # nor has leading zeros
+        "[-]": None,
+        '{"a": 1.}': None,
+    }  # fmt: skip
+    frame = spark_session().createDataFrame([(text,) for text in cases], "t string")
+    parsed = frame.selectExpr(f"cast(try_parse_json({macros.cdc_exact_json('t')}) as string) as j").collect()
+    assert [row["j"] for row in parsed] == list(cases.values())
+
+
+@pytest.mark.spark
+def test_spark_canal_value_with_a_number_beyond_spark_json_limits_is_decoded():
+    from harness import stage_messages
+
+    value = json.dumps({"type": "INSERT", "database": "d", "table": "t", "es": 1700000000000, "pkNames": ["id"],
+                        "mysqlType": {"id": "int(11)", "v": "decimal(65,30)"},
+                        "data": [{"id": "1", "v": "0"}]}).replace('"v": "0"', '"v": 0.' + LONG_DIGITS)  # fmt: skip
+    (row,) = stage_messages("canal_json", [value.encode()])
+    assert (row["message_status"], row["after"]) == ("decoded", {"id": "1", "v": "0." + LONG_DIGITS})
 
 
 @pytest.mark.spark

@@ -1,12 +1,26 @@
-"""Canonical text rules (docs/canonical-text.md), checked against hand-written values."""
+"""Canonical text rules (docs/canonical-text.md), checked against hand-written values, and the bounds
+that keep every decoder total on untrusted text."""
 
+import contextlib
 import datetime as dt
+import signal
+import struct
+from collections.abc import Iterator
 from decimal import Decimal
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from cdc_unify import canonical as c
+from cdc_unify.decoders import (
+    canonicalizer_for,
+    dataworks_json,
+    debezium_json,
+    dts_avro,
+    oms_dataworks_json,
+    oms_default_ext_json,
+)
 
 
 @pytest.mark.parametrize(
@@ -100,3 +114,118 @@ def test_bool_and_base64_parsing():
         c.parse_base64("not base64!")
     with pytest.raises(c.CanonicalError):
         c.parse_bool_text("maybe")
+
+
+# ---------------------------------------------------------------- bounds: untrusted text never hangs nor crashes
+def test_float32_extremes_round_trip_or_are_refused():
+    largest = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
+    assert c.fmt_float32(largest) == "3.4028235e+38" and c.fmt_float32(-largest) == "-3.4028235e+38"
+    with pytest.raises(c.CanonicalError):
+        c.fmt_float32(3.5e38)  # no 32-bit float holds it
+
+
+def test_numbers_beyond_the_bounds_are_refused_quickly():
+    with alarm(5):
+        for text in ("1e999999999", "-1E-999999999", "9" * (c.MAX_DECIMAL_DIGITS + 1), "1" * 20_000):
+            with pytest.raises(c.CanonicalError):
+                c.parse_decimal_text(text)
+        with pytest.raises(c.CanonicalError):
+            c.parse_integer_text("9" * 4400)  # Python cannot even print it
+        with pytest.raises(c.CanonicalError):
+            c.fmt_decimal(Decimal("1e999999999"))  # a gigabyte of plain text
+        with pytest.raises(c.CanonicalError):
+            c.fmt_integer(10**5000)
+    assert c.parse_integer_text("9" * c.MAX_INTEGER_DIGITS) == 10**c.MAX_INTEGER_DIGITS - 1
+    assert c.fmt_decimal(c.parse_decimal_text("1E-4000")) == "0." + "0" * 3999 + "1"
+
+
+def test_an_instant_outside_the_calendar_in_utc_is_refused():
+    with pytest.raises(c.CanonicalError):
+        c.fmt_instant(dt.datetime(1, 1, 1, tzinfo=ZoneInfo("Asia/Shanghai")))
+
+
+@contextlib.contextmanager
+def alarm(seconds: int) -> Iterator[None]:
+    """Fail instead of hanging: a decoder must refuse absurd input at once."""
+
+    def expire(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+HOSTILE_TEXTS = (
+    "", " ", "\x00", "ÿ", "-", ".", "1e999999999", "-1e-999999999", "9" * 5000, "1" * 20_000, "NaN", "-Infinity",
+    "3.5e38", "1e309", "0001-01-01 00:00:00", "9999-12-31 23:59:59.999999999", "0001-01-01 00:00:00 +14:00",
+    "9999-12-31 23:59:59 -12:00", "0001-01-01T00:00:00Z[Asia/Shanghai]", "2020-01-01 00:00:00 Mars/Olympus",
+    "2020-01-01 00:00:00 +99:00", "-838:59:59", "99:99:99", "2020-02-30", "INTERVAL '99999999999999999999' DAY",
+    "INTERVAL '" + "9" * 5000 + "' YEAR", "P" + "9" * 5000 + "D", "P99999999999999999D", "PT-99999999999999999S",
+    "+999999999 23:59:59.999999999", "1606233662." + "1" * 30, "-99999999999999999999.5", "1590315269000.123456789",
+    "aGVsbG8", "true", "{}",
+)  # fmt: skip
+MYSQL_TYPES = (
+    "tinyint(4)", "bigint(20) unsigned", "decimal(65,30)", "decimal", "number", "float", "double", "tinyint(1)",
+    "bit(8)", "date", "time(6)", "datetime(6)", "timestamp(6)", "timestamp(6) with time zone", "year", "json", "blob",
+    "interval year(2) to month", "interval day(2) to second(6)", "jdbc:93", "jdbc:2014", "jdbc:-7", "jdbc:6",
+)  # fmt: skip
+DECLARED_TYPES = {
+    "canal_json": MYSQL_TYPES,
+    "oms_canal_json": MYSQL_TYPES,
+    "cloudcanal_json": MYSQL_TYPES,
+    "debezium_json": (*MYSQL_TYPES, *debezium_json._CONNECT_TYPE_OF_NAME, "int64", "float32", "boolean", "bytes"),
+    "oms_default_ext_json": tuple(oms_default_ext_json.SCHEMA_TYPE_LOGICAL),
+    "oms_dataworks_json": tuple(oms_dataworks_json.LOGICAL_BY_TYPE),
+    "dataworks_json": tuple(dataworks_json.LOGICAL_TYPES),
+    "ckafka_json": ("",),
+    "oms_default_json": ("",),
+    "oms_shareplex_json": ("",),
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(DECLARED_TYPES))
+def test_every_text_decoder_reads_or_refuses_hostile_values(dialect):
+    """A value is canonical text or CanonicalError (quarantine 'invalid_value'): never another
+    exception, which would fail the whole Spark job, and never a hang."""
+    decode = canonicalizer_for(dialect)
+    with alarm(60):
+        for declared in DECLARED_TYPES[dialect]:
+            for text in HOSTILE_TEXTS:
+                try:
+                    values, _ = decode({"c": text}, {"c": declared}, "Asia/Shanghai")
+                except c.CanonicalError:
+                    continue
+                assert values["c"] is None or isinstance(values["c"], str)
+
+
+def _dts_items() -> Iterator[tuple[tuple[str, Any], int]]:
+    ns = dts_avro.NAMESPACE
+    for text in HOSTILE_TEXTS:
+        yield (ns + "Integer", {"precision": 8, "value": text}), 8
+        yield (ns + "Decimal", {"value": text, "precision": 65, "scale": 30}), 246
+        yield (ns + "Character", {"charset": "utf8mb4", "value": text.encode()}), 182
+        yield (ns + "Character", {"charset": "utf8mb4", "value": text.encode()}), 183
+        yield (ns + "TextObject", {"type": "BOOL", "value": text}), 16
+        zoned = {"year": 1, "month": 1, "day": 1, "hour": 0, "minute": 0, "second": 0, "millis": 0}
+        yield (ns + "TimestampWithTimeZone", {"value": zoned, "timezone": text}), 181
+    for year, hour, millis in ((1, 0, 0), (9999, 23, 999_999), (0, 0, 0), (10_000, 25, 10**9), (-1, -1, -1)):
+        parts = {"year": year, "month": 12, "day": 31, "hour": hour, "minute": 59, "second": 59, "millis": millis}
+        yield (ns + "DateTime", parts), 12
+        yield (ns + "TimestampWithTimeZone", {"value": parts, "timezone": "+14:00"}), 181
+    for seconds in (-(2**62), 2**62, 253402300800):
+        yield (ns + "Timestamp", {"timestamp": seconds, "millis": 0}), 7
+
+
+def test_the_dts_decoder_reads_or_refuses_hostile_values():
+    with alarm(60):
+        for item, type_number in _dts_items():
+            try:
+                values, _ = dts_avro.canonicalize_image({"c": item}, {"c": str(type_number)}, "UTC")
+            except c.CanonicalError:
+                continue
+            assert values["c"] is None or isinstance(values["c"], str)

@@ -22,6 +22,7 @@ import pytest
 
 from cdc_unify.canonical import CanonicalError
 from cdc_unify.contract import STAGED_COLUMNS
+from cdc_unify.decoders import _staged_rows as twins
 from cdc_unify.decoders import debezium_json as dbz
 from cdc_unify.generator.encoders import encoder_for
 from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_ERROR_CODE, EncodedMessage
@@ -372,7 +373,7 @@ def test_event_id_ignores_emission_time_and_changes_with_content():
 def test_null_value_is_one_tombstone_row():
     (row,) = decode(None, b'{"id":1}')
     assert (row["message_status"], row["event_kind"], row["error_code"]) == ("tombstone", None, None)
-    assert row["event_id"] == dbz.cdc_event_id("feed", DIALECT, "tombstone:topic:0:42", 0)
+    assert row["event_id"] == twins.cdc_event_id("feed", DIALECT, "tombstone:topic:0:42", 0)
 
 
 @pytest.mark.parametrize(
@@ -418,23 +419,29 @@ def test_spec_examples_decode_as_written_by_hand_without_spark():
 
 
 # ---------------------------------------------------------------- (b) twins of macros/staging.sql
-def test_sequence_twin_pads_like_the_macro():
+# decoders/_staged_rows.py serves both Python models (debezium_json, dts_avro); tested here once.
+def test_sequence_twin_pads_and_cuts_like_spark_lpad():
     ts = dt.datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC)
-    assert dbz.cdc_sequence(5, ts, 7, 2) == "0" * 29 + "5." + "0" * 19 + "1." + "0" * 19 + "7.000002"
-    assert dbz.cdc_sequence(None, None, None, 0) == "0" * 30 + "." + "0" * 20 + ".000000"
-    assert dbz.cdc_sequence(10**35, None, 1, 0).startswith("1" + "0" * 29 + ".")
+    assert twins.cdc_sequence(5, ts, 7, 2) == "0" * 29 + "5." + "0" * 19 + "1." + "0" * 19 + "7.000002"
+    assert twins.cdc_sequence(None, None, None, 0) == "0" * 30 + "." + "0" * 20 + ".000000"
+    assert twins.cdc_sequence(10**35, None, 1, 0).startswith("1" + "0" * 29 + ".")
+    before_epoch = dt.datetime(1969, 12, 31, 23, 59, 59, tzinfo=UTC)
+    assert twins.cdc_sequence(7, before_epoch, None, None) == "0" * 29 + "7." + "0" * 12 + "-1000000"
+    assert twins.cdc_sequence(10**31, None, 0, 1234567) == "1" + "0" * 29 + "." + "0" * 20 + "." + "0" * 20 + ".123456"
 
 
 def test_event_id_twin_is_sha256_of_the_non_null_parts():
-    assert dbz.cdc_event_id("f", "d", "n", 3) == hashlib.sha256(b"f|d|n|3").hexdigest()
-    assert dbz.cdc_event_id(None, "d", None, 0) == hashlib.sha256(b"d|0").hexdigest()
+    assert twins.cdc_event_id("f", "d", "n", 3) == hashlib.sha256(b"f|d|n|3").hexdigest()
+    assert twins.cdc_event_id(None, "d", None, 0) == hashlib.sha256(b"d|0").hexdigest()
+    assert twins.landing_natural_id("tombstone", "t", 0, 42) == "tombstone:t:0:42"
 
 
 def test_primary_key_twin_writes_json_as_spark_to_json():
-    assert dbz.cdc_primary_key(["a", "b"], {"a": "1", "b": "x"}, {"a": None, "b": "y"}) == '["1","y"]'
-    assert dbz.cdc_primary_key(["a"], None, {"a": 'q"\\\u001f/é'}) == '["q\\"\\\\\\u001F/é"]'
-    assert dbz.cdc_primary_key(["a"], None, None) == "[null]"
-    assert dbz.cdc_primary_key([], {"a": "1"}, None) is None
+    assert twins.cdc_primary_key(["a", "b"], {"a": "1", "b": "x"}, {"a": None, "b": "y"}) == '["1","y"]'
+    assert twins.cdc_primary_key(["a"], None, {"a": 'q"\\\u001f/é'}) == '["q\\"\\\\\\u001F/é"]'
+    assert twins.cdc_primary_key(["a", "z"], None, {"a": 'q"\\\n\x01é'}) == '["q\\"\\\\\\n\\u0001é",null]'
+    assert twins.cdc_primary_key(["a"], None, None) == "[null]"
+    assert twins.cdc_primary_key([], {"a": "1"}, None) is None
 
 
 # ---------------------------------------------------------------- encoder -> decoder without Spark
@@ -557,6 +564,13 @@ def test_spark_python_twins_equal_the_sql_macros(staged):
         ("féed", "ü|x", 12, 10**35, dt.datetime(1969, 12, 31, 23, 59, 59, 1, tzinfo=UTC), 2**62, ["a", "b"],
          {"a": 'q"\\\u0001\u001f/é', "b": "1"}, {"a": None, "b": "2"}),
         ("f", "n", 1, 0, dt.datetime(9999, 12, 31, tzinfo=UTC), 0, ["a"], None, None),
+        ("feed", "1|72469@78|INSERT", 0, 335007521557, dt.datetime(2023, 10, 11, 0, 33, 28, tzinfo=UTC), 0, ["a"],
+         None, {"a": "123456789"}),
+        ("飞书 feed", None, 3, None, None, 17, ["a", "b"], {"a": "1", "b": 'q"\\\n\t\x01\x1féx'},
+         {"a": None, "c": "z"}),
+        ("f", "x", None, 10**31 + 5, dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), 123456789012, [],
+         None, None),
+        ("f", "", 1234567, 0, dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC), 2**62, ["k"], {}, {}),
     ]  # fmt: skip
     schema = T.StructType([
         T.StructField("source_name", T.StringType()), T.StructField("natural_id", T.StringType()),
@@ -577,9 +591,9 @@ def test_spark_python_twins_equal_the_sql_macros(staged):
     got = [r.asDict() for r in spark.sql(sql).collect()]
     for case, row in zip(cases, got, strict=True):
         source_name, natural_id, row_index, position, event_ts, offset, pk, before, after = case
-        assert row["event_id"] == dbz.cdc_event_id(source_name, DIALECT, natural_id, row_index)
-        assert row["sequence"] == dbz.cdc_sequence(position, event_ts, offset, row_index)
-        assert row["primary_key"] == dbz.cdc_primary_key(pk, before, after)
+        assert row["event_id"] == twins.cdc_event_id(source_name, DIALECT, natural_id, row_index)
+        assert row["sequence"] == twins.cdc_sequence(position, event_ts, offset, row_index)
+        assert row["primary_key"] == twins.cdc_primary_key(pk, before, after)
 
 
 @pytest.mark.spark

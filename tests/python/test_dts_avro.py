@@ -7,24 +7,22 @@ twins of the staging macros equal the SQL macros byte for byte.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import io
 import json
 import random
 import re
 import struct
 from collections import Counter
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import fastavro
 import pytest
-from pyspark.sql import types as T
 
 from cdc_unify.canonical import IntervalYM
 from cdc_unify.contract import STAGED_COLUMNS
+from cdc_unify.decoders import _staged_rows as twins
 from cdc_unify.decoders import canonicalizer_for
 from cdc_unify.decoders import dts_avro as d
 from cdc_unify.generator.encoders import encoder_for
@@ -365,10 +363,21 @@ def test_invalid_utf8_in_an_avro_string_is_invalid_utf8():
 def test_short_values_that_are_no_record_are_fillers_longer_ones_are_quarantined():
     filler = stage(bytes(48))
     assert (filler["message_status"], filler["event_kind"], filler["op"]) == ("decoded", "OTHER", "NOOP")
-    assert filler["event_id"] == d.cdc_event_id("feed", DIALECT, hashlib.sha256(bytes(48)).hexdigest(), 0)
     assert stage(bytes(49))["error_code"] == "invalid_avro"
     tombstone = stage(None, offset=9)
     assert (tombstone["message_status"], tombstone["event_kind"], tombstone["error_code"]) == ("tombstone", None, None)
+
+
+def test_identical_fillers_are_distinct_events_named_by_their_offset():
+    """A filler has no content of its own (every 48 zero bytes are alike): it exists to move one
+    offset forward, so its identity is that offset, as a tombstone's is; identical bytes are no
+    evidence of a redelivery."""
+    first, second, again = stage(bytes(48), offset=4), stage(bytes(48), offset=5), stage(bytes(48), offset=4)
+    assert first["event_id"] != second["event_id"]
+    assert first["event_id"] == again["event_id"]  # the same landing row staged twice
+    assert first["event_id"] == twins.cdc_event_id("feed", DIALECT, "filler:topic:0:4", 0)
+    noop = encode_record(record(operation="NOOP", objectName=None, fields=None, afterImages=None))
+    assert stage(noop, offset=4)["event_id"] == stage(noop, offset=5)["event_id"]  # a NOOP record has an id
 
 
 def test_records_map_operations_to_staged_events():
@@ -394,20 +403,6 @@ def test_redelivered_message_keeps_its_event_id():
     value = encode_record(record())
     assert stage(value, offset=3)["event_id"] == stage(value, offset=90)["event_id"]
     assert stage(value)["event_id"] != stage(encode_record(record(id=8)))["event_id"]
-
-
-# ---------------------------------------------------------------- twins of the SQL macros (pure side)
-def test_sequence_twin_pads_and_cuts_like_spark_lpad():
-    ts = dt.datetime(1969, 12, 31, 23, 59, 59, tzinfo=UTC)
-    assert d.cdc_sequence(None, None, 5, 0) == "0" * 30 + "." + "0" * 20 + "." + "0" * 19 + "5." + "000000"
-    assert d.cdc_sequence(7, ts, None, None) == "0" * 29 + "7." + "0" * 12 + "-1000000"
-    assert d.cdc_sequence(10**31, None, 0, 1234567) == "1" + "0" * 29 + "." + "0" * 20 + "." + "0" * 20 + ".123456"
-
-
-def test_primary_key_twin_writes_json_like_spark_to_json():
-    assert d.cdc_primary_key([], {"a": "1"}, None) is None
-    assert d.cdc_primary_key(["a", "b"], {"a": "1", "b": "x"}, {"a": None}) == '["1","x"]'
-    assert d.cdc_primary_key(["a", "z"], None, {"a": 'q"\\\n\x01é'}) == '["q\\"\\\\\\n\\u0001é",null]'
 
 
 # ---------------------------------------------------------------- (b) the whole stream without Spark
@@ -592,53 +587,6 @@ def test_spark_dbt_data_tests_pass(staged):
 
 
 # ---------------------------------------------------------------- (c) Python twins == SQL macros
-def _render_macros(calls: dict[str, str]) -> dict[str, str]:
-    """The SQL the macros in macros/staging.sql expand to for these calls."""
-    import jinja2
-
-    macros = (REPO_ROOT / "macros" / "staging.sql").read_text(encoding="utf-8")
-    env = jinja2.Environment()
-    return {name: env.from_string(macros + "{{ " + call + " }}").render().strip() for name, call in calls.items()}
-
-
-TWIN_CASES = [
-    # feed, natural_id, row_index, position_number, event_ts, landing_offset, pk, before, after
-    ("feed", "1|72469@78|INSERT", 0, 335007521557, dt.datetime(2023, 10, 11, 0, 33, 28, tzinfo=UTC), 0, ["a"], None,
-     {"a": "123456789"}),
-    ("飞书 feed", None, 3, None, None, 17, ["a", "b"], {"a": "1", "b": 'q"\\\n\t\x01\x1féx'}, {"a": None, "c": "z"}),
-    ("f", "x", None, 10**31 + 5, dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), 123456789012, [], None,
-     None),
-    ("f", "", 1234567, 0, dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC), 2**62, ["k"], {}, {}),
-]  # fmt: skip
-
-
-@pytest.mark.spark
-def test_spark_python_twins_equal_the_sql_macros():
-    from harness import spark_session
-
-    sql = _render_macros({
-        "event_id": "cdc_event_id('source_name', \"'dts_avro'\", 'natural_id', 'row_index')",
-        "sequence": "cdc_sequence('position_number', 'event_ts', 'landing_offset', 'row_index')",
-        "primary_key": "cdc_primary_key('pk', 'before', 'after')",
-    })  # fmt: skip
-    schema = T.StructType([
-        T.StructField("source_name", T.StringType()), T.StructField("natural_id", T.StringType()),
-        T.StructField("row_index", T.IntegerType()), T.StructField("position_number", T.DecimalType(38, 0)),
-        T.StructField("event_ts", T.TimestampType()), T.StructField("landing_offset", T.LongType()),
-        T.StructField("pk", T.ArrayType(T.StringType())),
-        T.StructField("before", T.MapType(T.StringType(), T.StringType())),
-        T.StructField("after", T.MapType(T.StringType(), T.StringType())),
-    ])  # fmt: skip
-    data = [(*case[:3], None if case[3] is None else Decimal(case[3]), *case[4:]) for case in TWIN_CASES]
-    frame = spark_session().createDataFrame(data, schema)
-    got = frame.selectExpr(*(f"{expr} as {name}" for name, expr in sql.items())).collect()
-    for case, row in zip(TWIN_CASES, got, strict=True):
-        feed, natural_id, row_index, position, ts, offset, pk, before, after = case
-        assert row["event_id"] == d.cdc_event_id(feed, DIALECT, natural_id, row_index)
-        assert row["sequence"] == d.cdc_sequence(position, ts, offset, row_index)
-        assert row["primary_key"] == d.cdc_primary_key(pk, before, after)
-
-
 @pytest.mark.spark
 def test_spark_generated_stream_with_delivery_faults_matches_the_oracle(tmp_path):
     from generated_oracle import check_generated_stream

@@ -635,3 +635,210 @@ def test_cli_generate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert {r["partition"] for r in pq.read_table(tmp_path / "canal_json" / "batch-1.parquet").to_pylist()} == {0, 1}
     with pytest.raises(SystemExit):
         cli.main(["generate", "--out", str(tmp_path), "--late-share", "1.5"])
+
+
+# ---------------------------------------------------------------- real encoders through the injector
+def test_expected_rows_keep_the_status_their_encoder_gives(tmp_path: Path) -> None:
+    """Debezium's own tombstones (a null value after each delete) are expected as tombstones."""
+    faults = FaultOptions(
+        partitions=1, duplicate_share=0, malformed_share=0, late_share=0, tombstone_share=0, tail_share=0
+    )
+    generate(120, SEED, tmp_path, ["debezium_json"], faults)
+    landing = _landing(tmp_path, "debezium_json")
+    statuses = Counter()
+    for line in _read_jsonl(tmp_path / "debezium_json" / "expected-events.jsonl"):
+        value = landing[(line["batch"], line["landing_partition"], line["landing_offset"])]["value"]
+        assert line["message_status"] == ("tombstone" if value is None else "decoded")
+        statuses[line["message_status"]] += 1
+    assert statuses["tombstone"] > 0 and statuses["decoded"] > 0
+
+
+def test_messages_without_content_of_their_own_are_never_redelivered(tmp_path: Path) -> None:
+    """A copy of a tombstone or of a 48-zero-byte DTS filler is just another such message (staged
+    under its own offset), so the injector does not pass one off as a redelivery."""
+    faults = FaultOptions(duplicate_share=1.0, malformed_share=0, late_share=0, tombstone_share=0)
+    generate(400, SEED, tmp_path, ["dts_avro", "debezium_json"], faults)
+    for dialect, contentless in (("dts_avro", bytes(48)), ("debezium_json", None)):
+        landing = _landing(tmp_path, dialect)
+        assert any(rec["value"] == contentless for rec in landing.values())
+        duplicates = [f for f in _read_jsonl(tmp_path / dialect / "faults.jsonl") if f["fault"] == "duplicate"]
+        originals = [
+            landing[(f["of"]["batch"], f["of"]["landing_partition"], f["of"]["landing_offset"])] for f in duplicates
+        ]
+        assert duplicates and all(rec["value"] not in (None, bytes(48)) for rec in originals)
+
+
+# ---------------------------------------------------------------- worker processes (--jobs)
+class _FailingEncoder(JsonTestEncoder):
+    """Raises, or ends its process without a word, after the first few messages."""
+
+    def __init__(self, dialect: str, how: str) -> None:
+        super().__init__(dialect)
+        self.how = how
+
+    def encode(self, workload: Workload, rng: random.Random) -> Iterator[EncodedMessage]:
+        for i, message in enumerate(super().encode(workload, rng)):
+            if i == 5:
+                if self.how == "raise":
+                    raise ValueError("encoder bug on purpose")
+                os._exit(3)
+            yield message
+
+
+@pytest.mark.slow
+def test_jobs_do_not_change_the_files(tmp_path: Path) -> None:
+    """Every real encoder and the truth in worker processes write exactly what one process writes."""
+    from cdc_unify.contract import DIALECTS
+
+    one, two = tmp_path / "jobs-1", tmp_path / "jobs-2"
+    sequential = generate(100, SEED, one, list(DIALECTS), jobs=1)
+    parallel = generate(100, SEED, two, list(DIALECTS), jobs=2)
+    assert parallel == sequential
+    assert {f"{d}/batch-1.parquet" for d in DIALECTS} <= _files(one).keys()
+    assert [name for name, data in _files(one).items() if _files(two).get(name) != data] == []
+    assert _files(one).keys() == _files(two).keys()
+
+
+@pytest.mark.parametrize(
+    ("how", "error", "message"),
+    [
+        ("raise", ValueError, "encoder bug on purpose"),
+        ("exit", RuntimeError, "generating canal_json died \\(exit code 3\\)"),
+    ],
+)
+def test_a_failing_worker_fails_the_run(tmp_path: Path, how: str, error: type, message: str) -> None:
+    encoders = {"canal_json": _FailingEncoder("canal_json", how), "test_json": JsonTestEncoder()}
+    with pytest.raises(error, match=message) as caught:
+        generate(60, SEED, tmp_path, ["test_json", "canal_json"], encoders=encoders, jobs=2)
+    if how == "raise":  # the worker's traceback comes along
+        assert any("in the worker generating canal_json" in note for note in caught.value.__notes__)
+    assert not (tmp_path / "manifest.json").exists()
+
+
+def test_a_dialect_cannot_be_called_truth(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="folder of the truth files"):
+        generate(60, SEED, tmp_path, ["truth"], encoders={"truth": JsonTestEncoder("truth")})
+
+
+# ---------------------------------------------------------------- loading a generated folder (make demo)
+def test_generated_loads_are_batch_1_then_batch_2_per_dialect_with_a_feed_each(tmp_path: Path) -> None:
+    from cdc_unify.commands.load import PlannedLoad, generated_loads
+
+    encoders = {d: JsonTestEncoder(d) for d in ("dts_avro", "canal_json")}
+    generate(60, SEED, tmp_path, ["dts_avro", "canal_json"], encoders=encoders)
+    assert generated_loads(tmp_path, "demo") == [
+        PlannedLoad(dialect, f"demo_{dialect}", (tmp_path / dialect / f"batch-{batch}.parquet",))
+        for dialect in ("dts_avro", "canal_json")
+        for batch in (1, 2)
+    ]
+
+
+def test_load_generated_rejects_bad_folders_and_arguments_before_spark(
+    generated: tuple[Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cdc_unify import cli
+
+    out, _ = generated
+    (tmp_path / "manifest.json").write_text('{"dialects": ["canal_json"]}')
+    cases = [
+        (["--generated", str(tmp_path / "missing")], "not a `cdc-unify generate` folder"),
+        (["--generated", str(tmp_path)], "manifest.json: not a generator manifest"),
+        (["--generated", str(out)], "unknown dialect 'test_json'"),
+        (["--generated", str(out), "--dialect", "canal_json"], "give no PATH and no --dialect"),
+        (["--dialect", "canal_json"], "give --dialect and at least one PATH"),
+    ]
+    for args, message in cases:
+        assert cli.main(["load", "--feed", "demo", *args]) == 1
+        assert message in capsys.readouterr().err
+
+
+def test_load_generated_checks_every_file_before_the_first_load(tmp_path: Path) -> None:
+    from cdc_unify.commands.load import check_generated, generated_loads
+    from cdc_unify.landing import LandingError
+
+    encoders = {d: JsonTestEncoder(d) for d in ("canal_json", "dts_avro")}
+    generate(60, SEED, tmp_path, ["canal_json", "dts_avro"], encoders=encoders)
+    (tmp_path / "dts_avro" / "batch-2.parquet").write_bytes(b"not parquet")
+    plan = generated_loads(tmp_path, "demo")
+    for planned in plan[:3]:
+        check_generated(planned)
+    with pytest.raises(LandingError, match="dts_avro/batch-2.parquet: not a Parquet file of Kafka records"):
+        check_generated(plan[3])
+
+
+@pytest.mark.spark
+def test_load_generated_twice_lands_every_message_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cdc_unify import cli
+    from cdc_unify.contract import LANDING_SCHEMA
+    from harness import spark_session
+
+    dialects = ["canal_json", "dts_avro"]
+    manifest = generate(60, SEED, tmp_path, dialects, encoders={d: JsonTestEncoder(d) for d in dialects})
+    spark = spark_session()
+    feed = tmp_path.name  # unique in the session's warehouse
+    command = ["load", "--generated", str(tmp_path), "--feed", feed, "--skip-loaded"]
+    assert cli.main(command) == 0
+    first = capsys.readouterr().out
+    assert cli.main(command) == 0
+    second = capsys.readouterr().out
+    for dialect in dialects:
+        landed = spark.table(f"{LANDING_SCHEMA}.{dialect}").where(f"feed = '{feed}_{dialect}'")
+        batches = manifest["per_dialect"][dialect]["batches"]
+        assert landed.count() == sum(b["messages"] for b in batches.values())
+        # Two loads, batch 1 first: two landing times, the earlier one holding batch 1.
+        by_time = sorted((r["landed_at"], r["count"]) for r in landed.groupBy("landed_at").count().collect())
+        assert [n for _, n in by_time] == [batches["1"]["messages"], batches["2"]["messages"]]
+        assert f"into landing.{dialect} (feed '{feed}_{dialect}')" in first
+    assert second.count("skipped") == 4 and "loaded" not in second.replace("already loaded", "")
+
+
+# ---------------------------------------------------------------- the shipped sample (sample/, make demo)
+SAMPLE = Path(__file__).resolve().parents[2] / "sample"
+ORACLE_FILES = ("expected-events.jsonl", "faults.jsonl")  # per message, large: not shipped
+
+
+def _sample_files(root: Path) -> dict[str, bytes]:
+    return {
+        name: data for name, data in _files(root).items() if name != "README.md" and not name.endswith(ORACLE_FILES)
+    }
+
+
+def test_the_shipped_sample_is_small_and_every_batch_holds_its_manifest_count() -> None:
+    from cdc_unify.contract import DIALECTS
+
+    manifest = json.loads((SAMPLE / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["dialects"] == list(DIALECTS)
+    for dialect in DIALECTS:
+        for batch, counts in manifest["per_dialect"][dialect]["batches"].items():
+            assert pq.read_metadata(SAMPLE / dialect / f"batch-{batch}.parquet").num_rows == counts["messages"]
+    for table, counts in manifest["truth"].items():
+        assert len(_read_jsonl(SAMPLE / "truth" / f"{table}.state.jsonl")) == counts["rows"]
+    assert sum(len(data) for data in _files(SAMPLE).values()) < 5 * 2**20
+
+
+@pytest.mark.slow
+def test_the_shipped_sample_is_what_the_generator_writes(tmp_path: Path) -> None:
+    """sample/ is `cdc-unify generate` output without the per-message oracle files: after a change
+    to the generator or an encoder, regenerate it (sample/README.md)."""
+    manifest = json.loads((SAMPLE / "manifest.json").read_text(encoding="utf-8"))
+    faults = FaultOptions(**manifest["fault_options"])
+    generate(manifest["events"], manifest["seed"], tmp_path, manifest["dialects"], faults, jobs=2)
+    fresh, shipped = _sample_files(tmp_path), _sample_files(SAMPLE)
+    stale = sorted(name for name in fresh.keys() | shipped.keys() if fresh.get(name) != shipped.get(name))
+    assert stale == [], f"sample/ is not what the generator writes now; regenerate it (sample/README.md): {stale}"
+
+
+def test_skip_loaded_refuses_a_feed_holding_files_of_another_folder_version(tmp_path: Path) -> None:
+    import hashlib
+
+    from cdc_unify.commands.load import check_no_other_files, generated_loads
+    from cdc_unify.landing import LandingError
+
+    generate(60, SEED, tmp_path, ["canal_json"], encoders={"canal_json": JsonTestEncoder("canal_json")})
+    plan = generated_loads(tmp_path, "demo")
+    batch1 = hashlib.sha256((tmp_path / "canal_json" / "batch-1.parquet").read_bytes()).hexdigest()
+    check_no_other_files(plan, {("canal_json", "demo_canal_json", batch1), ("canal_json", "other", "f00d")})
+    with pytest.raises(LandingError, match="landing.canal_json already holds other files for feed 'demo_canal_json'"):
+        check_no_other_files(
+            plan, {("canal_json", "demo_canal_json", batch1), ("canal_json", "demo_canal_json", "f00d")}
+        )

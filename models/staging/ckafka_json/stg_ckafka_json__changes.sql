@@ -3,18 +3,11 @@
     position, TIME as a wall clock in var source_time_zone); DDL arrives in Canal shape on the same topic.
     Format one names no key: var ckafka_primary_keys ('db.table' -> [columns]) wins, else the latest
     CREATE TABLE of the table seen on the feed, else none. -#}
-{%- set primary_keys_json = tojson(var('ckafka_primary_keys', {})) -%}
+{%- set primary_keys_json = tojson(var('ckafka_primary_keys')) -%}
 {%- set source_tz = var('source_time_zone') -%}
 
 with
-{{ canal_json_documents(source('landing', 'ckafka_json')) }},
-
-messages as (
-    select
-        *,
-        try_variant_get(exact_document, '$', 'map<string, variant>') as message
-    from exact_documents
-),
+{{ cdc_json_documents(source('landing', 'ckafka_json')) }},
 
 message_fields as (
     {#- Format one spells its fields in upper case, the Canal-shaped DDL in lower case. -#}
@@ -22,25 +15,25 @@ message_fields as (
         *,
         map_contains_key(message, 'TYPE') as is_format_one,
         map_contains_key(message, 'type') as is_canal,
-        {{ canal_text("message['TYPE']") }} as type_code,
-        {{ canal_text("message['DATABASE']") }} as dml_database,
-        {{ canal_text("message['TABLE']") }} as dml_table,
-        {{ canal_text("message['TIME']") }} as time_text,
-        {{ canal_text("message['BINLOG_NAME']") }} as binlog_name,
-        {{ canal_text("message['BINLOG_POS']") }} as binlog_pos,
-        nullif({{ canal_text("message['GLOBAL_ID']") }}, '') as global_id,
+        {{ cdc_json_text("message['TYPE']") }} as type_code,
+        {{ cdc_json_text("message['DATABASE']") }} as dml_database,
+        {{ cdc_json_text("message['TABLE']") }} as dml_table,
+        {{ cdc_json_text("message['TIME']") }} as time_text,
+        {{ cdc_json_text("message['BINLOG_NAME']") }} as binlog_name,
+        {{ cdc_json_text("message['BINLOG_POS']") }} as binlog_pos,
+        nullif({{ cdc_json_text("message['GLOBAL_ID']") }}, '') as global_id,
         message['NEW_VALUES'] as new_json,
         message['OLD_VALUES'] as old_json,
         try_variant_get(message['NEW_VALUES'], '$', 'map<string, variant>') as new_struct,
         try_variant_get(message['OLD_VALUES'], '$', 'map<string, variant>') as old_struct,
-        {{ canal_text("message['type']") }} as canal_type,
-        lower({{ canal_text("message['isDdl']") }}) as is_ddl_text,
-        {{ canal_text("message['database']") }} as ddl_database,
-        {{ canal_text("message['table']") }} as ddl_table,
-        {{ canal_text("message['sql']") }} as sql_text,
-        {{ canal_text("message['es']") }} as es_text,
-        {{ canal_text("message['ts']") }} as ts_text
-    from messages
+        {{ cdc_json_text("message['type']") }} as canal_type,
+        lower({{ cdc_json_text("message['isDdl']") }}) as is_ddl_text,
+        {{ cdc_json_text("message['database']") }} as ddl_database,
+        {{ cdc_json_text("message['table']") }} as ddl_table,
+        {{ cdc_json_text("message['sql']") }} as sql_text,
+        {{ cdc_json_text("message['es']") }} as es_text,
+        {{ cdc_json_text("message['ts']") }} as ts_text
+    from json_documents
 ),
 
 classified as (
@@ -67,8 +60,8 @@ classified as (
                     )
         end as time_ts,
         try_cast(regexp_extract(binlog_name, '([0-9]+)$', 1) as bigint) as binlog_file_index,
-        {{ canal_nested_columns('new_struct') }} as new_nested,
-        {{ canal_nested_columns('old_struct') }} as old_nested
+        {{ cdc_nested_columns('new_struct') }} as new_nested,
+        {{ cdc_nested_columns('old_struct') }} as old_nested
     from message_fields
 ),
 
@@ -92,20 +85,20 @@ checked as (
             when not is_json then 'invalid_json'
             when message is null then 'wrong_shape'
             when not is_format_one and not is_canal then 'missing_field'
-            when is_format_one and not {{ canal_present("message['TYPE']") }} then 'missing_field'
+            when is_format_one and not {{ cdc_json_present("message['TYPE']") }} then 'missing_field'
             when is_format_one and row_op is null then 'unknown_op'
             when is_format_one and coalesce(dml_database, '') = '' then 'missing_field'
             when is_format_one and coalesce(dml_table, '') = '' then 'missing_field'
             when is_format_one and time_text is null then 'missing_field'
             when is_format_one and time_ts is null then 'invalid_timestamp'
-            when needs_new and not {{ canal_present('new_json') }} then 'missing_field'
+            when needs_new and not {{ cdc_json_present('new_json') }} then 'missing_field'
             when needs_new and new_struct is null then 'wrong_shape'
-            when needs_old and not {{ canal_present('old_json') }} then 'missing_field'
+            when needs_old and not {{ cdc_json_present('old_json') }} then 'missing_field'
             when needs_old and old_struct is null then 'wrong_shape'
             when is_format_one and binlog_pos is not null and not binlog_pos rlike '^[0-9]{1,18}$' then 'wrong_shape'
             when needs_new and new_nested != '' then 'invalid_value'
             when needs_old and old_nested != '' then 'invalid_value'
-            when not is_format_one and not {{ canal_present("message['type']") }} then 'missing_field'
+            when not is_format_one and not {{ cdc_json_present("message['type']") }} then 'missing_field'
             when not is_format_one and ddl_op is null then 'unknown_op'
             when not is_format_one and sql_text is null then 'missing_field'
             when not is_format_one and es_text is null then 'missing_field'
@@ -119,16 +112,16 @@ checked as (
             when message is null then 'the JSON value is not an object'
             when not is_format_one and not is_canal
                 then 'neither TYPE (format one DML) nor type (Canal-shaped DDL) is present'
-            when is_format_one and not {{ canal_present("message['TYPE']") }} then 'TYPE is null'
+            when is_format_one and not {{ cdc_json_present("message['TYPE']") }} then 'TYPE is null'
             when is_format_one and row_op is null then concat('TYPE ', type_code, ' is not I, U or D')
             when is_format_one and coalesce(dml_database, '') = '' then 'DATABASE is missing'
             when is_format_one and coalesce(dml_table, '') = '' then 'TABLE is missing'
             when is_format_one and time_text is null then 'TIME is missing'
             when is_format_one and time_ts is null then concat('TIME ', time_text, ' is not yyyyMMddHHmmss')
-            when needs_new and not {{ canal_present('new_json') }}
+            when needs_new and not {{ cdc_json_present('new_json') }}
                 then concat('NEW_VALUES is missing for TYPE ', type_code)
             when needs_new and new_struct is null then 'NEW_VALUES is not a JSON object'
-            when needs_old and not {{ canal_present('old_json') }}
+            when needs_old and not {{ cdc_json_present('old_json') }}
                 then concat('OLD_VALUES is missing for TYPE ', type_code)
             when needs_old and old_struct is null then 'OLD_VALUES is not a JSON object'
             when is_format_one and binlog_pos is not null and not binlog_pos rlike '^[0-9]{1,18}$'
@@ -137,7 +130,7 @@ checked as (
                 then concat('NEW_VALUES values are JSON objects/arrays, not column values: ', new_nested)
             when needs_old and old_nested != ''
                 then concat('OLD_VALUES values are JSON objects/arrays, not column values: ', old_nested)
-            when not is_format_one and not {{ canal_present("message['type']") }} then 'type is null'
+            when not is_format_one and not {{ cdc_json_present("message['type']") }} then 'type is null'
             when not is_format_one and ddl_op is null
                 then concat('type ', canal_type, ' is not a Canal DDL type (format one carries the DML)')
             when not is_format_one and sql_text is null then concat('sql is missing for DDL type ', canal_type)
@@ -155,12 +148,12 @@ canonical as (
         *,
         {{ cdc_canonical_image(
             'ckafka_json',
-            "case when pre_error_code is null and needs_old then " ~ canal_image_values('old_struct') ~ " end",
+            "case when pre_error_code is null and needs_old then " ~ cdc_image_values('old_struct') ~ " end",
             'cast(map() as map<string, string>)'
         ) }} as before_image,
         {{ cdc_canonical_image(
             'ckafka_json',
-            "case when pre_error_code is null and needs_new then " ~ canal_image_values('new_struct') ~ " end",
+            "case when pre_error_code is null and needs_new then " ~ cdc_image_values('new_struct') ~ " end",
             'cast(map() as map<string, string>)'
         ) }} as after_image
     from checked
@@ -190,7 +183,7 @@ decoded as (
         case when before_image.values is not null then false end as before_is_partial,
         case when after_image.values is not null then false end as after_is_partial,
         cast(null as map<string, string>) as column_source_types,
-        case when row_op is not null then {{ canal_map_union('before_image.types', 'after_image.types') }} end
+        case when row_op is not null then {{ cdc_map_union('before_image.types', 'after_image.types') }} end
             as column_types,
         case when is_format_one then time_ts else es_timestamp end as event_ts,
         case when is_format_one then 's' else es_unit end as event_ts_precision,
@@ -251,4 +244,4 @@ keyed as (
     from key_sources
 ),
 
-{{ canal_staged_select('ckafka_json', 'keyed') }}
+{{ cdc_staged_select('ckafka_json', 'keyed') }}

@@ -2,49 +2,13 @@
     One message holds one action on one table: `data` rows (DELETE: the deleted rows, or `before`
     when `data` is empty) with the UPDATE's previous images in the parallel `before` list; DDL
     (`isDdl`) and TRANSACTIONEND entries are single non-row events.  Numbers are read through
-    oms_exact_json (macros/oms.sql) so values keep their exact digits. -#}
+    cdc_exact_json (macros/staging.sql) so values keep their exact digits. -#}
 {%- set dialect = 'cloudcanal_json' -%}
 {%- set empty_map = 'cast(map() as map<string, string>)' -%}
 
 with
 
-landing as (
-    select
-        feed,
-        topic,
-        `partition`,
-        `offset`,
-        `timestamp`,
-        key,
-        value,
-        landed_at
-    from {{ source('landing', 'cloudcanal_json') }}
-),
-
-texts as (
-    select
-        *,
-        cast(value as string) as value_text,
-        is_valid_utf8(cast(value as string)) as is_utf8
-    from landing
-),
-
-documents as (
-    select
-        *,
-        case when is_utf8 then try_parse_json(value_text) end as document
-    from texts
-),
-
-messages as (
-    select
-        *,
-        case
-            when document is not null
-                then try_variant_get(try_parse_json({{ oms_exact_json('value_text') }}), '$', 'map<string, variant>')
-        end as message
-    from documents
-),
+{{ cdc_json_documents(source('landing', 'cloudcanal_json')) }},
 
 fields as (
     {#- Every field as text (numbers are strings of their exact digits) or as its typed shape;
@@ -70,15 +34,16 @@ fields as (
         try_variant_get(
             message['tableChanges'], '$.table.primaryKeyColumnNames', 'array<string>'
         ) as ddl_primary_key,
-        {{ oms_present("message['data']") }} as has_data,
-        {{ oms_present("message['before']") }} as has_before,
-        {{ oms_present("message['dbValType']") }} as has_db_val_type,
-        {{ oms_present("message['jdbcType']") }} as has_jdbc_type,
-        {{ oms_present("message['pks']") }} as has_pks,
-        {{ oms_present("message['isDdl']") }} as has_is_ddl,
-        {{ oms_present("message['tableChanges']") }} as has_table_changes,
-        {{ oms_present("try_variant_get(message['tableChanges'], '$.table.columns', 'variant')") }} as has_ddl_columns
-    from messages
+        {{ cdc_json_present("message['data']") }} as has_data,
+        {{ cdc_json_present("message['before']") }} as has_before,
+        {{ cdc_json_present("message['dbValType']") }} as has_db_val_type,
+        {{ cdc_json_present("message['jdbcType']") }} as has_jdbc_type,
+        {{ cdc_json_present("message['pks']") }} as has_pks,
+        {{ cdc_json_present("message['isDdl']") }} as has_is_ddl,
+        {{ cdc_json_present("message['tableChanges']") }} as has_table_changes,
+        {{ cdc_json_present("try_variant_get(message['tableChanges'], '$.table.columns', 'variant')") }}
+            as has_ddl_columns
+    from json_documents
 ),
 
 classified as (
@@ -110,7 +75,7 @@ checked as (
         case
             when value is null then null
             when not is_utf8 then 'invalid_utf8'
-            when document is null then 'invalid_json'
+            when not is_json then 'invalid_json'
             when message is null then 'wrong_shape'
             when has_data and (data_rows is null or exists(data_rows, r -> r is null)) then 'wrong_shape'
             when has_before and (before_rows is null or exists(before_rows, r -> r is null)) then 'wrong_shape'
@@ -193,7 +158,7 @@ exploded as (
         TRANSACTIONEND, tombstones and undecodable messages. -#}
     select
         d.*,
-        r.row_index,
+        coalesce(r.row_index, 0) as row_index,
         r.row_image
     from described as d
         lateral view outer posexplode(
@@ -269,14 +234,9 @@ staged as (
     select
         *,
         case
-            when value is null then 'tombstone'
-            when error_code is not null then 'quarantined'
-            else 'decoded'
-        end as message_status,
-        case
             when event_kind = 'TRANSACTION' then 'TRANSACTIONEND'
             when event_kind = 'ROW' then action
-            when sql_text is not null then {{ oms_ddl_op('sql_text') }}
+            when sql_text is not null then {{ cdc_ddl_op('sql_text') }}
             when upper(action) in ('CREATE', 'ALTER', 'DROP', 'RENAME', 'TRUNCATE', 'CREATE_INDEX', 'DROP_INDEX')
                 then upper(action)
             else 'QUERY'
@@ -292,89 +252,51 @@ staged as (
         end as key_source,
         coalesce(after_image['types'], before_image['types'], ddl_image['types']) as value_types
     from message_errors
-    where value is null or error_code is null or coalesce(row_index, 0) = 0
+    where value is null or error_code is null or row_index = 0
 ),
 
-final as (
+decoded as (
+    {#- The staged columns (cdc_staged_select nulls them unless the message is decoded). -#}
     select
-        case message_status
-            when 'decoded' then natural_id
-            when 'quarantined' then sha2(value, 256)
-            else concat_ws(':', 'tombstone', topic, cast(`partition` as string), cast(`offset` as string))
-        end as message_id,
-        feed,
-        topic,
-        `partition`,
-        `offset`,
-        `timestamp`,
-        landed_at,
-        case when message_status = 'decoded' then coalesce(row_index, 0) else 0 end as row_index,
-        message_status,
-        message_status = 'decoded' as is_decoded,
-        event_kind,
-        staged_op,
-        db,
-        schema_text,
-        table_text,
-        key_columns,
-        key_source,
-        before_image['values'] as before_map,
-        after_image['values'] as after_map,
-        coalesce(
-            exists(map_keys(after_image['values']), c -> not map_contains_key(before_image['values'], c)), false
-        ) as before_partial,
-        coalesce(
-            exists(map_keys(before_image['values']), c -> not map_contains_key(after_image['values'], c)), false
-        ) as after_partial,
-        source_types,
-        value_types,
-        timestamp_millis(exec_ms) as exec_ts,
-        timestamp_millis(send_ms) as send_ts,
-        sql_text,
-        error_code,
-        error_detail,
-        value
+        *,
+        staged_op as op,
+        cast(null as string) as source_db_type,
+        cast(null as string) as tenant_name,
+        db as database_name,
+        schema_text as schema_name,
+        table_text as table_name,
+        key_columns as primary_key_columns,
+        key_source as primary_key_source,
+        case
+            when event_kind = 'ROW'
+                then {{ cdc_primary_key('key_columns', "before_image['values']", "after_image['values']") }}
+        end as primary_key,
+        before_image['values'] as before,
+        after_image['values'] as after,
+        case
+            when event_kind = 'ROW'
+                then coalesce(
+                        exists(map_keys(after_image['values']), c -> not map_contains_key(before_image['values'], c)),
+                        false
+                    )
+        end as before_is_partial,
+        case
+            when event_kind = 'ROW'
+                then coalesce(
+                        exists(map_keys(before_image['values']), c -> not map_contains_key(after_image['values'], c)),
+                        false
+                    )
+        end as after_is_partial,
+        case when event_kind != 'TRANSACTION' then source_types end as column_source_types,
+        case when event_kind != 'TRANSACTION' then value_types end as column_types,
+        timestamp_millis(exec_ms) as event_ts,
+        'ms' as event_ts_precision,
+        timestamp_millis(send_ms) as emitted_ts,
+        cast(null as string) as source_position,
+        cast(null as string) as transaction_id,
+        cast(null as decimal(30, 0)) as position_number,
+        case when event_kind = 'DDL' then sql_text end as ddl_statement
     from staged
-)
+),
 
-select
-    {{ cdc_event_id('feed', "'" ~ dialect ~ "'", 'message_id', 'row_index') }} as event_id,
-    feed as source_name,
-    '{{ dialect }}' as dialect,
-    topic as landing_topic,
-    `partition` as landing_partition,
-    `offset` as landing_offset,
-    `timestamp` as landing_timestamp,
-    landed_at,
-    cast(row_index as int) as row_index,
-    message_status,
-    case when is_decoded then event_kind end as event_kind,
-    case when is_decoded then staged_op end as op,
-    cast(null as string) as source_db_type,
-    cast(null as string) as tenant_name,
-    case when is_decoded then db end as database_name,
-    case when is_decoded then schema_text end as schema_name,
-    case when is_decoded then table_text end as table_name,
-    case when is_decoded then key_columns end as primary_key_columns,
-    case when is_decoded then key_source end as primary_key_source,
-    case
-        when is_decoded and event_kind = 'ROW' then {{ cdc_primary_key('key_columns', 'before_map', 'after_map') }}
-    end as primary_key,
-    case when is_decoded then before_map end as before,
-    case when is_decoded then after_map end as after,
-    case when is_decoded and event_kind = 'ROW' then before_partial end as before_is_partial,
-    case when is_decoded and event_kind = 'ROW' then after_partial end as after_is_partial,
-    case when is_decoded and event_kind != 'TRANSACTION' then source_types end as column_source_types,
-    case when is_decoded and event_kind != 'TRANSACTION' then value_types end as column_types,
-    case when is_decoded then exec_ts end as event_ts,
-    case when is_decoded then 'ms' end as event_ts_precision,
-    case when is_decoded then send_ts end as emitted_ts,
-    cast(null as string) as source_position,
-    cast(null as string) as transaction_id,
-    {{ cdc_sequence('cast(null as bigint)', 'case when is_decoded then exec_ts end', '`offset`', 'row_index') }}
-        as sequence,
-    case when is_decoded and event_kind = 'DDL' then sql_text end as ddl_statement,
-    case when message_status = 'quarantined' then error_code end as error_code,
-    case when message_status = 'quarantined' then error_detail end as error_detail,
-    case when message_status = 'quarantined' then value end as raw_value
-from final
+{{ cdc_staged_select(dialect, 'decoded') }}

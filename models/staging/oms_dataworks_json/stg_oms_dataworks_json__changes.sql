@@ -29,7 +29,7 @@ texts as (
 exact_text as (
     select
         *,
-        {{ oms_exact_json('text') }} as exact_json
+        {{ cdc_exact_json('text') }} as exact_json
     from texts
 ),
 

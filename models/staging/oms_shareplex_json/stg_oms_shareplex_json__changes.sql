@@ -1,30 +1,30 @@
 {#- OceanBase OMS SharePlex JSON (spec 003) -> the staged contract (docs/dialects/oms_shareplex_json.md).
     One row change per message; no key column names exist, the row identity is `meta.rowid`. -#}
 with
-{{ oms_json_messages(source('landing', 'oms_shareplex_json')) }},
+{{ cdc_json_documents(source('landing', 'oms_shareplex_json')) }},
 
 records as (
     select
         *,
         message['meta'] as meta_json,
-        {{ oms_object("message['meta']") }} as meta,
+        {{ cdc_json_object("message['meta']") }} as meta,
         message['data'] as data_json,
-        {{ oms_object("message['data']") }} as data_struct,
+        {{ cdc_json_object("message['data']") }} as data_struct,
         message['key'] as key_json,
-        {{ oms_object("message['key']") }} as key_struct
-    from messages
+        {{ cdc_json_object("message['key']") }} as key_struct
+    from json_documents
 ),
 
 metadata as (
     select
         *,
-        {{ oms_text("meta['op']") }} as op_code,
-        {{ oms_text("meta['table']") }} as qualified_table,
-        {{ oms_text("meta['rowid']") }} as row_id,
-        {{ oms_text("meta['time']") }} as time_text,
-        {{ oms_text("meta['posttime']") }} as posttime_text,
-        {{ oms_text("meta['trans']") }} as trans,
-        {{ oms_text("meta['scn']") }} as scn
+        {{ cdc_json_text("meta['op']") }} as op_code,
+        {{ cdc_json_text("meta['table']") }} as qualified_table,
+        {{ cdc_json_text("meta['rowid']") }} as row_id,
+        {{ cdc_json_text("meta['time']") }} as time_text,
+        {{ cdc_json_text("meta['posttime']") }} as posttime_text,
+        {{ cdc_json_text("meta['trans']") }} as trans,
+        {{ cdc_json_text("meta['scn']") }} as scn
     from records
 ),
 
@@ -47,10 +47,10 @@ images as (
 image_values as (
     select
         *,
-        {{ oms_image_values('before_columns') }} as before_values,
-        {{ oms_image_values('after_columns') }} as after_values,
-        {{ oms_nested_columns('data_struct') }} as data_nested,
-        {{ oms_nested_columns('key_struct') }} as key_nested
+        {{ cdc_image_values('before_columns') }} as before_values,
+        {{ cdc_image_values('after_columns') }} as after_values,
+        {{ cdc_nested_columns('data_struct') }} as data_nested,
+        {{ cdc_nested_columns('key_struct') }} as key_nested
     from images
 ),
 
@@ -63,16 +63,16 @@ checked as (
             when not is_utf8 then 'invalid_utf8'
             when not is_json then 'invalid_json'
             when message is null then 'wrong_shape'
-            when not {{ oms_present('meta_json') }} then 'missing_field'
+            when not {{ cdc_json_present('meta_json') }} then 'missing_field'
             when meta is null then 'wrong_shape'
-            when not {{ oms_present("meta['op']") }} then 'missing_field'
+            when not {{ cdc_json_present("meta['op']") }} then 'missing_field'
             when row_op is null then 'unknown_op'
             when coalesce(qualified_table, '') = '' then 'missing_field'
             when row_id is null then 'missing_field'
             when not rowid_names_table then 'wrong_shape'
-            when not {{ oms_present('data_json') }} then 'missing_field'
+            when not {{ cdc_json_present('data_json') }} then 'missing_field'
             when data_struct is null then 'wrong_shape'
-            when op_code = 'upd' and not {{ oms_present('key_json') }} then 'missing_field'
+            when op_code = 'upd' and not {{ cdc_json_present('key_json') }} then 'missing_field'
             when op_code = 'upd' and key_struct is null then 'wrong_shape'
             when time_text is not null and change_ts is null then 'invalid_timestamp'
             when posttime_text is not null and posted_ts is null then 'invalid_timestamp'
@@ -85,17 +85,18 @@ checked as (
             when not is_utf8 then 'the value is not valid UTF-8'
             when not is_json then 'the value is not valid JSON (RFC 8259; duplicate keys are rejected too)'
             when message is null then 'the JSON value is not an object'
-            when not {{ oms_present('meta_json') }} then 'meta is missing'
+            when not {{ cdc_json_present('meta_json') }} then 'meta is missing'
             when meta is null then 'meta is not an object'
-            when not {{ oms_present("meta['op']") }} then 'meta.op is missing'
+            when not {{ cdc_json_present("meta['op']") }} then 'meta.op is missing'
             when row_op is null then concat('meta.op ', op_code, ' is not ins, upd or del')
             when coalesce(qualified_table, '') = '' then 'meta.table is missing'
             when row_id is null then 'meta.rowid is missing'
             when not rowid_names_table
                 then concat('meta.rowid ', row_id, ' does not start with meta.table ', qualified_table, '-')
-            when not {{ oms_present('data_json') }} then 'data is missing'
+            when not {{ cdc_json_present('data_json') }} then 'data is missing'
             when data_struct is null then 'data is not an object'
-            when op_code = 'upd' and not {{ oms_present('key_json') }} then 'key (the before image) is missing for upd'
+            when op_code = 'upd' and not {{ cdc_json_present('key_json') }}
+                then 'key (the before image) is missing for upd'
             when op_code = 'upd' and key_struct is null then 'key is not an object'
             when time_text is not null and change_ts is null
                 then concat('meta.time ', time_text, ' is not YYYY-MM-DDTHH:mm:ss')
@@ -157,7 +158,7 @@ decoded as (
         false as before_is_partial,
         op_code = 'upd' as after_is_partial,
         cast(null as map<string, string>) as column_source_types,  -- noqa: LT01
-        {{ oms_map_union("before_image['types']", "after_image['types']") }} as column_types,
+        {{ cdc_map_union("before_image['types']", "after_image['types']") }} as column_types,
         change_ts as event_ts,
         case when change_ts is not null then 's' end as event_ts_precision,
         posted_ts as emitted_ts,
@@ -165,6 +166,7 @@ decoded as (
         trans as transaction_id,
         scn_number as position_number,
         cast(null as string) as ddl_statement,
+        0 as row_index,
         sha2(
             concat_ws(
                 '\u0001',
@@ -181,4 +183,4 @@ decoded as (
     from canonical
 ),
 
-{{ oms_staged_select('oms_shareplex_json', 'decoded') }}
+{{ cdc_staged_select('oms_shareplex_json', 'decoded') }}

@@ -61,13 +61,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=0.03,
         help="share of older row messages held back into batch 2 (default 0.03)",
     )
+    parser.add_argument(
+        "--jobs",
+        type=_positive,
+        help="processes writing the truth and the dialects in parallel (default: the CPU cores available)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so `cdc-unify --help` does not pay for pyarrow.
     from cdc_unify.generator.faults import FaultOptions
-    from cdc_unify.generator.run import generate
+    from cdc_unify.generator.run import default_jobs, generate
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -79,7 +84,9 @@ def run(args: argparse.Namespace) -> int:
         late_share=args.late_share,
     )
     try:
-        manifest = generate(args.events, args.seed, args.out, args.dialects, faults, log=log)
+        manifest = generate(
+            args.events, args.seed, args.out, args.dialects, faults, log=log, jobs=args.jobs or default_jobs()
+        )
     except ValueError as exc:
         print(f"cdc-unify generate: error: {exc}", file=sys.stderr)
         return 1

@@ -23,7 +23,6 @@ from collections.abc import Callable
 from typing import Any
 
 from cdc_unify import canonical as c
-from cdc_unify.decoders._value_text import bounded_decimal, integer_text
 
 LOGICAL_TYPES = {
     "BOOLEAN": "boolean",
@@ -45,7 +44,7 @@ def logical_type(declared: str | None) -> str:
 
 def epoch_ms_text(text: str) -> str:
     """Canonical instant of epoch milliseconds (`1590315269000` -> `2020-05-24T10:14:29Z`)."""
-    millis = bounded_decimal(text)
+    millis = c.parse_decimal_text(text)
     if not _MIN_EPOCH_MS <= millis <= _MAX_EPOCH_MS:
         raise c.CanonicalError(f"{text!r} is out of range as epoch milliseconds")
     instant, nanos = c.instant_from_epoch_text(text, "ms")
@@ -58,7 +57,7 @@ def _double_text(text: str) -> str:
 
 _READERS: dict[str, Callable[[str], str]] = {
     "boolean": lambda text: c.fmt_bool(c.parse_bool_text(text)),
-    "bigint": integer_text,
+    "bigint": lambda text: c.fmt_integer(c.parse_integer_text(text)),
     "double": _double_text,
     "timestamp": epoch_ms_text,
     "binary": lambda text: c.fmt_binary(c.parse_base64(text)),

@@ -15,14 +15,13 @@ With a `schema`, values are decoded through their Connect type and semantic name
 (io.debezium.time.*, org.apache.kafka.connect.data.Decimal, ...); without one, they are
 kept as sent.  The key (JSON, with or without schema) gives the primary-key columns.
 `event_id`, `sequence` and `primary_key` are computed exactly as the SQL macros in
-macros/staging.sql compute them (see `cdc_event_id`, `cdc_sequence`, `cdc_primary_key`).
+macros/staging.sql compute them (their twins in decoders/_staged_rows.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -34,6 +33,7 @@ import pyarrow as pa
 
 from cdc_unify.canonical import (
     CanonicalError,
+    check_decimal_size,
     fmt_binary,
     fmt_bool,
     fmt_date,
@@ -49,13 +49,22 @@ from cdc_unify.canonical import (
     parse_integer_text,
 )
 from cdc_unify.contract import STAGED_COLUMNS
-from cdc_unify.decoders.cloudcanal_json import (
+from cdc_unify.decoders._mysql_types import jdbc_logical_type, mysql_logical_type
+from cdc_unify.decoders._staged_rows import (
+    STAGED_ARROW_SCHEMA,
+    cdc_event_id,
+    cdc_primary_key,
+    cdc_sequence,
+    landing_natural_id,
+    sha256_hex,
+)
+from cdc_unify.decoders._value_text import (
+    Interval,
+    ds_text,
     instant_text,
-    interval_ds_text,
-    interval_ym_text,
-    jdbc_logical_type,
-    mysql_logical_type,
-    parse_iso_duration,
+    interval_ds_from_nanos,
+    parse_interval,
+    ym_text,
 )
 
 DIALECT = "debezium_json"
@@ -130,61 +139,6 @@ def as_sent_text(value: Any) -> str | None:
     return json_text(value)
 
 
-# ---------------------------------------------------------------- twins of macros/staging.sql
-def _lpad(text: str, width: int) -> str:
-    # Spark's lpad also cuts text longer than the width down to its first `width` characters.
-    return text[:width] if len(text) >= width else text.rjust(width, "0")
-
-
-def unix_micros(ts: dt.datetime) -> int:
-    return (ts - dt.datetime(1970, 1, 1, tzinfo=UTC)) // dt.timedelta(microseconds=1)
-
-
-def cdc_event_id(source_name: str | None, dialect: str, natural_id: str | None, row_index: int) -> str:
-    """sha2(concat_ws('|', source_name, dialect, natural_id, row_index), 256); concat_ws skips nulls."""
-    parts = [p for p in (source_name, dialect, natural_id, str(row_index)) if p is not None]
-    return hashlib.sha256("|".join(parts).encode("utf-8")).hexdigest()
-
-
-def cdc_sequence(
-    position_number: int | None, event_ts: dt.datetime | None, landing_offset: int | None, row_index: int
-) -> str:
-    """Fixed-width text: position (30), event time in micros (20), landing offset (20), row (6)."""
-    parts = [
-        _lpad(str(position_number) if position_number is not None else "0", 30),
-        _lpad(str(unix_micros(event_ts)) if event_ts is not None else "0", 20),
-        _lpad(str(landing_offset), 20) if landing_offset is not None else None,
-        _lpad(str(row_index), 6),
-    ]
-    return ".".join(p for p in parts if p is not None)
-
-
-_JSON_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def spark_json_string(text: str) -> str:
-    """A JSON string literal as Spark's to_json writes it (Jackson: raw UTF-8, upper-case \\u00XX)."""
-    out = []
-    for ch in text:
-        if ch in _JSON_SHORT_ESCAPES:
-            out.append(_JSON_SHORT_ESCAPES[ch])
-        elif ord(ch) < 0x20:
-            out.append(f"\\u{ord(ch):04X}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def cdc_primary_key(
-    pk_columns: list[str] | None, before: dict[str, Any] | None, after: dict[str, Any] | None
-) -> str | None:
-    """to_json(transform(pk_columns, c -> coalesce(after[c], before[c]))) when there are key columns."""
-    if not pk_columns:
-        return None
-    values = [(after or {}).get(c) if (after or {}).get(c) is not None else (before or {}).get(c) for c in pk_columns]
-    return "[" + ",".join("null" if v is None else spark_json_string(v) for v in values) + "]"
-
-
 # ---------------------------------------------------------------- Connect schema -> canonical text
 _TIME_UNITS = {
     "io.debezium.time.Time": 1_000_000,  # int32 milliseconds, in nanoseconds per unit
@@ -232,7 +186,8 @@ def decode_connect_decimal(value: Any, scale: int) -> Decimal:
     if isinstance(value, JsonNumber):
         return parse_decimal_text(value)
     unscaled = int.from_bytes(parse_base64(_need_string(value, "Decimal")), "big", signed=True)
-    return Decimal(f"{unscaled}E{-scale}")  # built from text: Decimal arithmetic would round to 28 digits
+    # Built from text (Decimal arithmetic would round to 28 digits), once its size is known to be sane.
+    return check_decimal_size(Decimal(f"{fmt_integer(unscaled)}E{-scale}"))
 
 
 def _schema_param(schema: dict[str, Any], name: str) -> str | None:
@@ -253,16 +208,16 @@ def _decimal_type(schema: dict[str, Any]) -> tuple[str, int]:
     return logical, scale
 
 
-def _interval_type(schema: dict[str, Any], months: int, seconds: Decimal) -> str:
+def _interval_type(schema: dict[str, Any], interval: Interval) -> str:
     """Year-month or day-time: the propagated source column type says; else the value's parts do."""
     source_type = (_schema_param(schema, SOURCE_COLUMN_TYPE) or "").upper()
     if "YEAR" in source_type or "MONTH" in source_type:
         return "interval_ym"
     if "DAY" in source_type or "SECOND" in source_type:
         return "interval_ds"
-    if months and seconds:
+    if interval.months and interval.nanos:
         return "string"  # a mixed interval (PostgreSQL) has no canonical interval type: kept as sent
-    return "interval_ym" if months else "interval_ds"
+    return "interval_ym" if interval.months else "interval_ds"
 
 
 def schema_type_text(schema: dict[str, Any]) -> str:
@@ -297,7 +252,7 @@ def schema_logical_type(schema: dict[str, Any]) -> str:
     if name in _DURATION_UNITS:
         return "interval_ds"
     if name == "io.debezium.time.Interval":
-        return _interval_type(schema, 0, Decimal(0)) if _schema_param(schema, SOURCE_COLUMN_TYPE) else "string"
+        return _interval_type(schema, Interval(0, 0, None)) if _schema_param(schema, SOURCE_COLUMN_TYPE) else "string"
     if name in _STRING_NAMES:
         return "string"
     if typ in _INTEGER_TYPES:
@@ -346,7 +301,11 @@ def decode_connect_value(value: Any, schema: dict[str, Any]) -> tuple[str | None
         total_ns = _integer(value, what) * _TIME_UNITS[name]
         sign = -1 if total_ns < 0 else 1
         micros, nanos = divmod(abs(total_ns), 1000)
-        return fmt_time(sign * dt.timedelta(microseconds=micros), (micros % 1_000_000) * 1000 + nanos), logical
+        try:
+            duration = sign * dt.timedelta(microseconds=micros)
+        except OverflowError:
+            raise CanonicalError(f"{value} is out of range for {name}") from None
+        return fmt_time(duration, (micros % 1_000_000) * 1000 + nanos), logical
     if name in _TIMESTAMP_UNITS:
         total_ns = _integer(value, what) * _TIMESTAMP_UNITS[name]
         micros, nanos = divmod(total_ns, 1000)
@@ -359,15 +318,15 @@ def decode_connect_value(value: Any, schema: dict[str, Any]) -> tuple[str | None
         return instant_text(_need_string(value, what), "UTC"), logical
     if name in _DURATION_UNITS:
         total_ns = _integer(value, what) * _DURATION_UNITS[name]
-        return interval_ds_text(0, Decimal(total_ns) / 1_000_000_000, str(value)), logical
+        return interval_ds_from_nanos(total_ns), logical
     if name == "io.debezium.time.Interval":
         text = _need_string(value, what)
-        months, seconds = parse_iso_duration(text)
-        logical = _interval_type(schema, months, seconds)
+        interval = parse_interval(text)
+        logical = _interval_type(schema, interval)
         if logical == "interval_ym":
-            return interval_ym_text(months, seconds, text), logical
+            return ym_text(interval, text), logical
         if logical == "interval_ds":
-            return interval_ds_text(months, seconds, text), logical
+            return ds_text(interval, text), logical
         return text, logical
     if logical == "json":
         return (_need_string(value, what) if typ == "string" else json_text(value)), logical
@@ -457,6 +416,8 @@ def mysql_connect_schema(type_text: str) -> dict[str, Any] | None:
     if logical is None:
         return None
     kind = logical.split("(")[0]
+    if logical == "decimal":  # no fixed precision (Oracle NUMBER): Debezium's VariableScaleDecimal
+        return {"type": "struct", "name": _VARIABLE_DECIMAL}
     if kind == "decimal":
         precision, scale = logical[len("decimal(") : -1].split(",")
         return {
@@ -625,7 +586,7 @@ def source_position(source: dict[str, Any]) -> tuple[str | None, int | None]:
     return None, None
 
 
-# The leading-keyword rules of the SQL macro oms_ddl_op (macros/oms.sql), which the SQL models use:
+# The leading-keyword rules of the SQL macro cdc_ddl_op (macros/staging.sql), which the SQL models use:
 # comments and blanks skipped, first match wins.
 _DDL_PREFIX = r"(?is)^(\s|/\*.*?\*/|--[^\n]*\n)*"
 _DDL_RULES = tuple(
@@ -716,7 +677,7 @@ def natural_id_of(payload: dict[str, Any], drop_emission_fields: bool) -> str:
     """Hash of the payload without the fields the connector sets at emission: a re-sent event
     (after a connector restart) has the same identity."""
     content = {k: v for k, v in payload.items() if not (drop_emission_fields and k in EMISSION_FIELDS)}
-    return hashlib.sha256(json_text(content, sort_keys=True).encode("utf-8")).hexdigest()
+    return sha256_hex(json_text(content, sort_keys=True).encode("utf-8"))
 
 
 def decode_key(key: bytes | None) -> list[str]:
@@ -958,7 +919,7 @@ def _base_row(landing: Landing, row_index: int) -> dict[str, Any]:
 def quarantine_row(landing: Landing, value: bytes, code: str, detail: str) -> dict[str, Any]:
     row = _base_row(landing, 0)
     row.update(
-        event_id=cdc_event_id(landing.feed, DIALECT, hashlib.sha256(value).hexdigest(), 0),
+        event_id=cdc_event_id(landing.feed, DIALECT, sha256_hex(value), 0),
         message_status="quarantined",
         sequence=cdc_sequence(None, None, landing.offset, 0),
         error_code=code,
@@ -968,17 +929,13 @@ def quarantine_row(landing: Landing, value: bytes, code: str, detail: str) -> di
     return row
 
 
-def tombstone_natural_id(landing: Landing) -> str:
-    """concat_ws(':', 'tombstone', topic, partition, offset), as the SQL staging models name tombstones:
-    a tombstone has no content, and two tombstones of one key are two records."""
-    parts = ("tombstone", landing.topic, landing.partition, landing.offset)
-    return ":".join(str(p) for p in parts if p is not None)
-
-
 def tombstone_row(landing: Landing) -> dict[str, Any]:
     row = _base_row(landing, 0)
     row.update(
-        event_id=cdc_event_id(landing.feed, DIALECT, tombstone_natural_id(landing), 0),
+        # a tombstone has no content, and two tombstones of one key are two records
+        event_id=cdc_event_id(
+            landing.feed, DIALECT, landing_natural_id("tombstone", landing.topic, landing.partition, landing.offset), 0
+        ),
         message_status="tombstone",
         sequence=cdc_sequence(None, None, landing.offset, 0),
     )
@@ -1041,19 +998,6 @@ def decode_message(value: bytes | None, key: bytes | None, landing: Landing) -> 
 
 
 # ---------------------------------------------------------------- Arrow wrapper
-_ARROW_TYPES = {
-    "string": pa.string(),
-    "int": pa.int32(),
-    "bigint": pa.int64(),
-    "boolean": pa.bool_(),
-    "binary": pa.binary(),
-    "timestamp": pa.timestamp("us", tz="UTC"),
-    "array<string>": pa.list_(pa.string()),
-    "map<string,string>": pa.map_(pa.string(), pa.string()),
-}
-STAGED_ARROW_SCHEMA = pa.schema([pa.field(name, _ARROW_TYPES[typ]) for name, typ in STAGED_COLUMNS])
-
-
 def decode_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Landing rows (dicts with the landing columns) -> staged rows."""
     rows: list[dict[str, Any]] = []

@@ -7,10 +7,9 @@ One Kafka value is one bare Avro datum of the public `Record` schema
 2. values: `canonical_value` / `canonicalize_image` turn the VALUE union items
    (Integer, Character, Decimal, Float, Timestamp, DateTime, ...) into canonical text;
 3. events: `stage_message(...)` -> the staged row (every contract column except the two
-   landing timestamps, which the Arrow wrapper passes through);
-4. twins of the SQL macros in macros/staging.sql (`cdc_event_id`, `cdc_sequence`,
-   `cdc_primary_key`): a Python model must produce byte-identical ids, sequences and keys;
-5. `decode_arrow_batches`, the function `DataFrame.mapInArrow` runs on the executors.
+   landing timestamps, which the Arrow wrapper passes through), with ids, sequences and keys
+   from the twins of the SQL macros (decoders/_staged_rows.py);
+4. `decode_arrow_batches`, the function `DataFrame.mapInArrow` runs on the executors.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import functools
-import hashlib
 import io
 import json
 import re
@@ -32,7 +30,8 @@ import pyarrow as pa
 
 from cdc_unify import canonical as c
 from cdc_unify.contract import STAGED_COLUMNS
-from cdc_unify.decoders._value_text import decimal_text, integer_text, interval_ds_text, interval_ym_text, zone_of
+from cdc_unify.decoders import _staged_rows as twins
+from cdc_unify.decoders._value_text import interval_ds_text, interval_ym_text, zone_of
 
 DIALECT = "dts_avro"
 SCHEMA_PATH = Path(__file__).with_name("dts_avro_record.avsc")
@@ -429,7 +428,7 @@ def _timestamp_text(datum: dict[str, Any]) -> str:
 
 def _decimal_text(text: str) -> str:
     special = _DECIMAL_SPECIALS.get(text.strip().lower())
-    return special or decimal_text(text)
+    return special or c.fmt_decimal(c.parse_decimal_text(text))
 
 
 def _text_value(text: str, type_number: int | None, default_type: str) -> tuple[str, str]:
@@ -449,7 +448,7 @@ def canonical_value(item: Any, type_number: int | None, ctx: ValueContext) -> tu
         return None, type_of_number(type_number, ctx.source_type)
     if kind == "Integer":
         width = _INTEGER_WIDTHS.get(ctx.source_type, {}).get(type_number, "bigint")
-        return integer_text(datum["value"]), width
+        return c.fmt_integer(c.parse_integer_text(datum["value"])), width
     if kind == "Character":
         if datum["charset"].strip().lower() in _BINARY_CHARSETS:
             return c.fmt_binary(datum["value"]), "binary"
@@ -667,7 +666,7 @@ def _row_event(record: dict[str, Any]) -> dict[str, Any]:
         "table_name": names[-1],
         "primary_key_columns": key_columns,
         "primary_key_source": "message" if key_columns else "none",
-        "primary_key": cdc_primary_key(key_columns, before, after),
+        "primary_key": twins.cdc_primary_key(key_columns, before, after),
         "before": before,
         "after": after,
         "before_is_partial": before_partial,
@@ -752,13 +751,22 @@ def stage_message(feed: str, topic: str, partition: int, offset: int, value: byt
         row_index=0,
     )
     if value is None:
-        event: dict[str, Any] = {"message_status": "tombstone", "natural_id": f"tombstone:{topic}:{partition}:{offset}"}
+        event: dict[str, Any] = {
+            "message_status": "tombstone",
+            "natural_id": twins.landing_natural_id("tombstone", topic, partition, offset),
+        }
     else:
         try:
             event = {"message_status": "decoded", **record_event(decode_record(value))}
         except Rejected as rejected:
             if rejected.code == "invalid_avro" and len(value) <= FILLER_MAX_BYTES:
-                event = {"message_status": "decoded", "event_kind": "OTHER", "op": "NOOP"}
+                # Fillers are alike byte for byte; each is written to push one offset forward.
+                event = {
+                    "message_status": "decoded",
+                    "event_kind": "OTHER",
+                    "op": "NOOP",
+                    "natural_id": twins.landing_natural_id("filler", topic, partition, offset),
+                }
             else:
                 event = {
                     "message_status": "quarantined",
@@ -766,94 +774,20 @@ def stage_message(feed: str, topic: str, partition: int, offset: int, value: byt
                     "error_detail": rejected.detail,
                     "raw_value": value,
                 }
-    natural_id = event.pop("natural_id", None) or sha256_hex(value)
+    natural_id = event.pop("natural_id", None) or twins.sha256_hex(value)
     position = event.pop("position_number", None)
     row.update(event)
-    row["event_id"] = cdc_event_id(feed, DIALECT, natural_id, 0)
-    row["sequence"] = cdc_sequence(position, row["event_ts"], offset, 0)
+    row["event_id"] = twins.cdc_event_id(feed, DIALECT, natural_id, 0)
+    row["sequence"] = twins.cdc_sequence(position, row["event_ts"], offset, 0)
     return row
 
 
-# ================================================================ 4. SQL macro twins
-def sha256_hex(data: bytes) -> str:
-    """Spark's `sha2(binary, 256)`."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def cdc_event_id(source_name: str | None, dialect: str | None, natural_id: str | None, row_index: int | None) -> str:
-    """macros/staging.sql `cdc_event_id`: sha2 of the parts joined by `|`, NULL parts skipped (concat_ws)."""
-    parts = (source_name, dialect, natural_id, None if row_index is None else str(row_index))
-    return sha256_hex("|".join(p for p in parts if p is not None).encode("utf-8"))
-
-
-def _lpad(text: str, width: int) -> str:
-    """Spark's lpad(text, width, '0'): pads on the left, and cuts text longer than width to its first chars."""
-    return text[:width] if len(text) >= width else "0" * (width - len(text)) + text
-
-
-def unix_micros(value: dt.datetime) -> int:
-    return (value - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
-
-
-def cdc_sequence(
-    position_number_: int | None, event_ts: dt.datetime | None, landing_offset: int | None, row_index: int | None
-) -> str:
-    """macros/staging.sql `cdc_sequence`."""
-    parts = (
-        _lpad("0" if position_number_ is None else str(position_number_), 30),
-        _lpad("0" if event_ts is None else str(unix_micros(event_ts)), 20),
-        None if landing_offset is None else _lpad(str(landing_offset), 20),
-        None if row_index is None else _lpad(str(row_index), 6),
-    )
-    return ".".join(p for p in parts if p is not None)
-
-
-_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
-
-
-def _json_string(text: str) -> str:
-    """A JSON string as Spark's to_json (Jackson) writes it: control characters as `\\u00XX` in upper case."""
-    out = []
-    for ch in text:
-        escaped = _JSON_ESCAPES.get(ch)
-        if escaped is None and ord(ch) < 0x20:
-            escaped = f"\\u{ord(ch):04X}"
-        out.append(escaped or ch)
-    return '"' + "".join(out) + '"'
-
-
-def cdc_primary_key(
-    key_columns: list[str], before: dict[str, str | None] | None, after: dict[str, str | None] | None
-) -> str | None:
-    """macros/staging.sql `cdc_primary_key`: `to_json` of the key's texts, after image first."""
-    if not key_columns:
-        return None
-    texts = []
-    for column in key_columns:
-        text = (after or {}).get(column)
-        if text is None:
-            text = (before or {}).get(column)
-        texts.append("null" if text is None else _json_string(text))
-    return "[" + ",".join(texts) + "]"
-
-
-# ================================================================ 5. Arrow
-_ARROW_TYPES = {
-    "string": pa.string(),
-    "int": pa.int32(),
-    "bigint": pa.int64(),
-    "boolean": pa.bool_(),
-    "binary": pa.binary(),
-    "timestamp": pa.timestamp("us", tz="UTC"),
-    "array<string>": pa.list_(pa.string()),
-    "map<string,string>": pa.map_(pa.string(), pa.string()),
-}
-STAGED_ARROW_SCHEMA = pa.schema([pa.field(name, _ARROW_TYPES[typ]) for name, typ in STAGED_COLUMNS])
+# ================================================================ 4. Arrow
 _PASSED_THROUGH = {"landing_timestamp": "timestamp", "landed_at": "landed_at"}
 
 
 def _arrow_column(name: str, rows: list[dict[str, Any]]) -> pa.Array:
-    typ = STAGED_ARROW_SCHEMA.field(name).type
+    typ = twins.STAGED_ARROW_SCHEMA.field(name).type
     values = [row[name] for row in rows]
     if pa.types.is_map(typ):
         values = [None if v is None else list(v.items()) for v in values]
@@ -872,10 +806,10 @@ def decode_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
     arrays = []
     for name, _ in STAGED_COLUMNS:
         if name in _PASSED_THROUGH:
-            arrays.append(batch.column(_PASSED_THROUGH[name]).cast(STAGED_ARROW_SCHEMA.field(name).type))
+            arrays.append(batch.column(_PASSED_THROUGH[name]).cast(twins.STAGED_ARROW_SCHEMA.field(name).type))
         else:
             arrays.append(_arrow_column(name, rows))
-    return pa.RecordBatch.from_arrays(arrays, schema=STAGED_ARROW_SCHEMA)
+    return pa.RecordBatch.from_arrays(arrays, schema=twins.STAGED_ARROW_SCHEMA)
 
 
 def decode_arrow_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

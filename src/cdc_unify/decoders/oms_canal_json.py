@@ -11,7 +11,8 @@ values follow OMS's "database to text protocol" table (end of spec 003), not Can
   column stays a zone-less wall clock; zoned types keep it;
 - intervals are Oracle literals (`INTERVAL '3' DAY`, `INTERVAL '4' YEAR`).
 
-`mysqlType` texts may lack their arguments (`decimal`, `varchar`) and use OMS names (`int64`).
+`mysqlType` texts may lack their arguments (`decimal`, `varchar`) and use OMS names (`int64`);
+a bare `decimal` therefore has no known precision, and `sqlType` 6 is MySQL's FLOAT (spec 003 sample).
 """
 
 from __future__ import annotations
@@ -19,33 +20,26 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cdc_unify.canonical import (
-    CanonicalError,
-    fmt_binary,
-    fmt_datetime,
-    fmt_instant,
-    instant_from_epoch_text,
-    parse_base64,
-    parse_datetime_text,
-)
-from cdc_unify.decoders.canal_json import (
-    CANAL_READERS,
-    canonicalize_with,
-    source_logical_type,
-    wall_clock_instant_text,
-)
+from cdc_unify.canonical import CanonicalError, fmt_datetime, fmt_instant, instant_from_epoch_text
+from cdc_unify.decoders._mysql_types import jdbc_code, source_logical_type, split_type_text
+from cdc_unify.decoders._value_text import TEXT_READERS, canonicalize_with, instant_text, split_zoned
 
 _EPOCH_SECONDS_RE = re.compile(r"^-?\d+(?:\.\d{1,9})?$")
 # OMS marks a TIMESTAMP it could not read as `0000-00-00 00:00:00` (spec 003).
 _INVALID_TIMESTAMP = "0000-00-00 00:00:00"
-_BIT_RE = re.compile(r"^(?:bit\s*(?:\(\s*\d+\s*\))?|jdbc:-7)$")
-_DATETIME_ZONE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?)(?:\s+\S+)?$")
 
 
 def oms_logical_type(source_type: str | None) -> str:
-    """As for Canal, except BIT: OMS sends it as bytes (base64), Canal as a number."""
-    if source_type and _BIT_RE.match(source_type.strip().lower()):
+    """As for the MySQL family, except: BIT is bytes (base64), a `decimal` without arguments has
+    no known precision, and java.sql.Types 6 (FLOAT) is MySQL's single-precision FLOAT."""
+    code = jdbc_code(source_type)
+    if code is not None:
+        return {-7: "binary", 6: "float"}.get(code) or source_logical_type(source_type)
+    name, args, _ = split_type_text(source_type or "")
+    if name == "bit":
         return "binary"
+    if name == "decimal" and not args:
+        return "decimal"
     return source_logical_type(source_type)
 
 
@@ -56,23 +50,16 @@ def oms_timestamp_text(text: str, source_tz: str) -> str:
         raise CanonicalError("OMS marks this TIMESTAMP as invalid (0000-00-00 00:00:00)")
     if _EPOCH_SECONDS_RE.match(stripped):
         return fmt_instant(*instant_from_epoch_text(stripped, "s"))
-    return wall_clock_instant_text(stripped, source_tz)
+    return instant_text(stripped, source_tz)
 
 
 def oms_datetime_text(text: str, _source_tz: str) -> str:
-    """`2020-11-25 00:01:02[.n] [zoneId]` -> the zone-less wall clock."""
-    m = _DATETIME_ZONE_RE.match(text.strip())
-    if not m:
-        raise CanonicalError(f"{text!r} is not a datetime YYYY-MM-DD HH:mm:ss[.n] [zoneId]")
-    return fmt_datetime(*parse_datetime_text(m.group(1)))
+    """`2020-11-25 00:01:02[.n] [zoneId]` -> the zone-less wall clock (the zone is OMS's annotation)."""
+    zoned = split_zoned(text)
+    return fmt_datetime(zoned.wall, zoned.nanos)
 
 
-OMS_READERS = {
-    **CANAL_READERS,
-    "binary": lambda text, _tz: fmt_binary(parse_base64(text)),
-    "timestamp": oms_timestamp_text,
-    "datetime": oms_datetime_text,
-}
+OMS_READERS = {**TEXT_READERS, "timestamp": oms_timestamp_text, "datetime": oms_datetime_text}
 
 
 def canonicalize_image(

@@ -33,14 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cdc_unify import canonical as c
-from cdc_unify.decoders._value_text import (
-    bounded_decimal,
-    decimal_text,
-    integer_text,
-    interval_ds_text,
-    interval_ym_text,
-    zone_of,
-)
+from cdc_unify.decoders._value_text import interval_ds_text, interval_ym_text, zone_of
 
 # Declared type (upper case, parameters and `UNSIGNED` removed) -> logical type.
 _TYPE_NAMES = {
@@ -112,7 +105,7 @@ def _zoned(text: str) -> tuple[str, str]:
 
 
 def _epoch(text: str, unit: str) -> tuple[str, str]:
-    bounded_decimal(text)  # refuses absurd exponents before any arithmetic
+    c.parse_decimal_text(text)  # refuses absurd exponents before any arithmetic
     instant, nanos = c.instant_from_epoch_text(text, unit)
     return c.fmt_instant(instant, nanos), "timestamp"
 
@@ -125,7 +118,7 @@ def _epoch_ms_with_nanos(text: str) -> tuple[str, str]:
         return _epoch(whole, "ms")
     if len(fraction) != 9:
         raise c.CanonicalError(f"{text!r}: the fraction of epoch ms must be 9 nanosecond digits")
-    millis = int(bounded_decimal(whole))
+    millis = c.parse_integer_text(whole)
     return _epoch(f"{millis // 1000}.{fraction}", "s")
 
 
@@ -146,12 +139,12 @@ def _date(text: str) -> tuple[str, str]:
     return c.fmt_date(c.parse_date_text(stripped)), "date"
 
 
+def _integer(kind: str) -> Callable[[str], tuple[str, str]]:
+    return lambda text: (c.fmt_integer(c.parse_integer_text(text)), kind)
+
+
 _READERS: dict[str, Callable[[str], tuple[str, str]]] = {
-    "tinyint": lambda t: (integer_text(t), "tinyint"),
-    "smallint": lambda t: (integer_text(t), "smallint"),
-    "int": lambda t: (integer_text(t), "int"),
-    "bigint": lambda t: (integer_text(t), "bigint"),
-    "ubigint": lambda t: (integer_text(t), "ubigint"),
+    **{kind: _integer(kind) for kind in c.INTEGER_TYPES},
     "boolean": lambda t: (c.fmt_bool(c.parse_bool_text(t)), "boolean"),
     "float": lambda t: (c.fmt_float32(c.parse_float_text(t)), "float"),
     "double": lambda t: (c.fmt_double(c.parse_float_text(t)), "double"),
@@ -171,7 +164,7 @@ _READERS: dict[str, Callable[[str], tuple[str, str]]] = {
 def read_value(logical: str, text: str) -> tuple[str, str]:
     """Raw text of a value declared `logical` -> (canonical text, logical type of this value)."""
     if c.base_type(logical) == "decimal":
-        return decimal_text(text), logical
+        return c.fmt_decimal(c.parse_decimal_text(text)), logical
     return _READERS[logical](text)
 
 

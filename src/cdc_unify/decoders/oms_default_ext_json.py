@@ -31,38 +31,12 @@ reported in the logical types, so the schema registry sees it.  Unknown type nam
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Callable
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from cdc_unify.canonical import (
-    CanonicalError,
-    IntervalYM,
-    canonical_time_text,
-    fmt_binary,
-    fmt_bool,
-    fmt_date,
-    fmt_datetime,
-    fmt_decimal,
-    fmt_double,
-    fmt_float32,
-    fmt_instant,
-    fmt_integer,
-    fmt_interval_ds,
-    fmt_interval_ym,
-    fmt_zoned,
-    instant_from_epoch_text,
-    nanos_of,
-    parse_base64,
-    parse_bool_text,
-    parse_date_text,
-    parse_datetime_text,
-    parse_decimal_text,
-    parse_float_text,
-    parse_integer_text,
-)
+from cdc_unify.canonical import CanonicalError, fmt_date, fmt_instant, instant_from_epoch_text, parse_date_text
+from cdc_unify.decoders._value_text import TEXT_READERS, zoned_text
 
 UNTYPED_LOGICAL_TYPE = "string"
 
@@ -127,24 +101,6 @@ SCHEMA_TYPE_LOGICAL: dict[str, str] = {
 
 _TYPE_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_ ]*?)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*$")
 _EPOCH_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
-_ZONED_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?)(?:\s*(\S+))?$")
-_OFFSET_RE = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?$")
-_INTERVAL_UNITS = "YEAR|MONTH|DAY|HOUR|MINUTE|SECOND"
-_INTERVAL_RE = re.compile(
-    rf"^INTERVAL\s*'\s*([^']*?)\s*'\s*({_INTERVAL_UNITS})(?:\s*\(\s*\d+\s*(?:,\s*\d+\s*)?\))?"
-    rf"(?:\s+TO\s+({_INTERVAL_UNITS})(?:\s*\(\s*\d+\s*\))?)?$",
-    re.IGNORECASE,
-)
-_BARE_YM_RE = re.compile(r"^[+-]?\d+-\d+$")
-_BARE_DS_RE = re.compile(r"^[+-]?\d+ \d+:\d+:\d+(?:\.\d+)?$")
-_YM_FIELDS = ("YEAR", "MONTH")
-_DS_FIELDS = ("DAY", "HOUR", "MINUTE", "SECOND")
-# Upper bound of every field that is not the leading one.
-_FIELD_LIMITS = {"MONTH": 12, "HOUR": 24, "MINUTE": 60, "SECOND": 60}
-_EXPONENT_RE = re.compile(r"[eE]")
-_MAX_EXPONENT = 100_000  # the spec's own samples reach E-308; a million-digit number is no column value
-_NUMERIC_KINDS = frozenset({"tinyint", "smallint", "int", "bigint", "ubigint", "decimal"})
-_NANOS_PER_FIELD = {"DAY": 86_400 * 10**9, "HOUR": 3_600 * 10**9, "MINUTE": 60 * 10**9, "SECOND": 10**9}
 
 
 # ---------------------------------------------------------------- types
@@ -169,38 +125,10 @@ def logical_type(schema_type: str) -> str:
 
 
 # ---------------------------------------------------------------- date/time values
-def _zone(zone_text: str) -> dt.tzinfo:
-    if zone_text.upper() == "Z":
-        return dt.timezone.utc
-    m = _OFFSET_RE.match(zone_text)
-    if m:
-        sign, hours, minutes = m.groups()
-        offset = dt.timedelta(hours=int(hours), minutes=int(minutes or 0))
-        if offset >= dt.timedelta(hours=24):
-            raise CanonicalError(f"zone offset {zone_text!r} is out of range")
-        return dt.timezone(-offset if sign == "-" else offset)
-    try:
-        return ZoneInfo(zone_text)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise CanonicalError(f"{zone_text!r} is not a time zone") from None
-
-
-def _read_datetime(text: str, default_zone: str | None) -> tuple[str, str]:
-    """DateTime form: a wall clock, or a zoned datetime when a zone follows (or `default_zone` is given)."""
-    m = _ZONED_RE.match(text.strip())
-    if not m:
-        raise CanonicalError(f"{text!r} is not a datetime YYYY-MM-DD HH:mm:ss[.n] [zoneId]")
-    wall, nanos = parse_datetime_text(m.group(1))
-    zone_text = m.group(2) or default_zone
-    if zone_text is None:
-        return fmt_datetime(wall, nanos), "datetime"
-    return fmt_zoned(wall.replace(tzinfo=_zone(zone_text)), zone=zone_text, nanos=nanos), "zoned_datetime"
-
-
 def _read_date(text: str, source_tz: str) -> tuple[str, str]:
     # Oracle DATE carries a time of day and is sent in the DateTime form.
-    if _ZONED_RE.match(text.strip()):
-        return _read_datetime(text, None)
+    if len(text.strip()) > len("YYYY-MM-DD"):
+        return zoned_text(text, None)
     return fmt_date(parse_date_text(text)), "date"
 
 
@@ -208,107 +136,29 @@ def _read_timestamp(text: str, source_tz: str) -> tuple[str, str]:
     if _EPOCH_RE.match(text.strip()):
         instant, nanos = instant_from_epoch_text(text.strip(), "s")
         return fmt_instant(instant, nanos), "timestamp"
-    return _read_datetime(text, None)
-
-
-# ---------------------------------------------------------------- intervals
-def _interval_parts(text: str) -> tuple[str, str, str]:
-    """(body, leading field, trailing field) of an Oracle interval literal or bare display form."""
-    stripped = text.strip()
-    m = _INTERVAL_RE.match(stripped)
-    if m:
-        body, lead, trail = m.groups()
-        return body, lead.upper(), (trail or lead).upper()
-    if _BARE_YM_RE.match(stripped):
-        return stripped, "YEAR", "MONTH"
-    if _BARE_DS_RE.match(stripped):
-        return stripped, "DAY", "SECOND"
-    raise CanonicalError(f"{text!r} is not an interval such as INTERVAL '3' DAY")
-
-
-def _interval_fields(text: str, family: tuple[str, ...]) -> tuple[bool, dict[str, str]]:
-    """(is negative, field -> digits) of an interval of the YEAR..MONTH or DAY..SECOND family."""
-    body, lead, trail = _interval_parts(text)
-    if lead not in family or trail not in family or family.index(trail) < family.index(lead):
-        raise CanonicalError(f"{text!r} is not an interval of {family[0]} to {family[-1]}")
-    negative = body.startswith("-")
-    tokens = re.split(r"-" if family == _YM_FIELDS else r"[ :]", body.lstrip("+-"))
-    fields = family[family.index(lead) : family.index(trail) + 1]
-    if len(tokens) != len(fields):
-        raise CanonicalError(f"{text!r}: {body!r} does not match {lead} TO {trail}")
-    parts = dict(zip(fields, tokens, strict=True))
-    for position, (field, token) in enumerate(parts.items()):
-        pattern = r"\d+(?:\.\d{1,9})?" if field == "SECOND" else r"\d+"
-        if not re.fullmatch(pattern, token):
-            raise CanonicalError(f"{text!r}: {field} {token!r} is not a number")
-        if position > 0 and float(token) >= _FIELD_LIMITS[field]:
-            raise CanonicalError(f"{text!r}: {field} {token} is out of range")
-    return negative, parts
-
-
-def _read_interval_ym(text: str, source_tz: str) -> tuple[str, str]:
-    negative, parts = _interval_fields(text, _YM_FIELDS)
-    months = int(parts.get("YEAR", 0)) * 12 + int(parts.get("MONTH", 0))
-    return fmt_interval_ym(IntervalYM(-months if negative else months)), "interval_ym"
-
-
-def _read_interval_ds(text: str, source_tz: str) -> tuple[str, str]:
-    negative, parts = _interval_fields(text, _DS_FIELDS)
-    total_ns = 0
-    for field, token in parts.items():
-        whole, _, fraction = token.partition(".")
-        total_ns += int(whole) * _NANOS_PER_FIELD[field] + (nanos_of(fraction) if fraction else 0)
-    seconds, nanos = divmod(total_ns, 10**9)
-    text_abs = fmt_interval_ds(dt.timedelta(seconds=seconds), nanos=nanos)
-    return ("-" + text_abs if negative and total_ns else text_abs), "interval_ds"
+    return zoned_text(text, None)
 
 
 # ---------------------------------------------------------------- dispatch
-def _fixed(logical: str, read: Callable[[str], str]) -> Callable[[str, str], tuple[str, str]]:
-    return lambda text, source_tz: (read(text), logical)
+def _typed(kind: str) -> Callable[[str, str], tuple[str, str]]:
+    read = TEXT_READERS[kind]
+    return lambda text, source_tz: (read(text, source_tz), kind)
 
 
+# The shared text forms, except where the value itself says what it is (a DATETIME with a zone).
 _READERS: dict[str, Callable[[str, str], tuple[str, str]]] = {
-    **{
-        kind: _fixed(kind, lambda t: fmt_integer(parse_integer_text(t)))
-        for kind in ("tinyint", "smallint", "int", "bigint", "ubigint")
-    },
-    "boolean": _fixed("boolean", lambda t: fmt_bool(parse_bool_text(t))),
-    "decimal": _fixed("decimal", lambda t: fmt_decimal(parse_decimal_text(t))),
-    "float": _fixed("float", lambda t: fmt_float32(parse_float_text(t))),
-    "double": _fixed("double", lambda t: fmt_double(parse_float_text(t))),
-    "string": _fixed("string", str),
-    "json": _fixed("json", str),
-    "binary": _fixed("binary", lambda t: fmt_binary(parse_base64(t))),
+    **{kind: _typed(kind) for kind in TEXT_READERS},
     "date": _read_date,
-    "time": _fixed("time", canonical_time_text),
-    "datetime": lambda text, source_tz: _read_datetime(text, None),
+    "datetime": lambda text, source_tz: zoned_text(text, None),
     "timestamp": _read_timestamp,
-    "zoned_datetime": lambda text, source_tz: _read_datetime(text, source_tz),
-    "interval_ym": _read_interval_ym,
-    "interval_ds": _read_interval_ds,
+    "zoned_datetime": zoned_text,
 }
-
-
-def _check_magnitude(text: str) -> None:
-    """Refuse exponents such as `1E+999999999`: written out they would exhaust memory."""
-    if _EXPONENT_RE.search(text) and abs(parse_decimal_text(text).adjusted()) > _MAX_EXPONENT:
-        raise CanonicalError(f"{text[:40]!r} is out of range")
 
 
 def read_value(schema_type: str, text: str, source_tz: str) -> tuple[str, str]:
     """(canonical text, logical type) of one value sent for a column of `schema_type`."""
     declared = logical_type(schema_type)
-    kind = declared.split("(")[0]
-    if kind in _NUMERIC_KINDS:
-        _check_magnitude(text)
-    try:
-        canonical, logical = _READERS[kind](text, source_tz)
-    except CanonicalError:
-        raise
-    except (OverflowError, ValueError, ArithmeticError) as exc:
-        # e.g. a zoned datetime whose UTC instant falls outside years 1..9999
-        raise CanonicalError(f"{text[:40]!r} is out of range: {exc}") from None
+    canonical, logical = _READERS[declared.split("(")[0]](text, source_tz)
     # A declared decimal(p,s) stays the column's type; readers report the bare kind.
     return canonical, declared if logical == "decimal" else logical
 

@@ -11,17 +11,28 @@ Layout under `out_dir`:
 - `<dialect>/expected-events.jsonl`: the staged rows every real message must decode to,
   with its landing coordinates; `<dialect>/faults.jsonl`: every injected extra message
   (duplicate, tombstone, malformed) with its coordinates and the message it derives from.
+
+After the workload is built, the truth and each dialect are independent tasks: with
+`jobs` > 1 they run in forked worker processes (which inherit the workload instead of
+receiving a pickled copy), one fresh process per task so each one's memory goes back to
+the system when it ends.  Every task seeds its own random streams, so the files do not
+depend on `jobs` or on the order tasks finish in.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import gc
 import importlib.util
+import multiprocessing
+import os
 import random
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
@@ -139,10 +150,9 @@ def _generate_dialect(
         messages = encoder.encode(workload, random.Random(f"encode:{seed}:{dialect}"))
         delivery = injector.run(_tracked(messages, workload, progress))
     files = {}
-    for batch, records in sorted(delivery.batches.items()):
+    for batch in sorted(delivery.batches):  # each batch's records freed once written
         name = f"batch-{batch}.parquet"
-        files[name] = write_landing(target / name, topic, records)
-    delivery.batches.clear()
+        files[name] = write_landing(target / name, topic, delivery.batches.pop(batch))
     batches = {str(b): dataclasses.asdict(c) for b, c in sorted(delivery.counts.items())}
     totals = {k: sum(c[k] for c in batches.values()) for k in next(iter(batches.values()))}
     if log:
@@ -162,6 +172,98 @@ def _generate_dialect(
     }
 
 
+@dataclasses.dataclass(frozen=True)
+class _Tasks:
+    """Everything a task needs, built once before the tasks run (and inherited by forked workers)."""
+
+    workload: Workload
+    seed: int
+    faults: FaultOptions
+    tail_from: dt.datetime
+    out_dir: Path
+    log: Log | None
+    events: int
+    encoders: Mapping[str, Encoder]
+
+    def run(self, name: str) -> dict[str, Any]:
+        """Write the truth files (task TRUTH_DIR) or one dialect's files; returns its part of the manifest."""
+        if name == TRUTH_DIR:
+            started = time.monotonic()
+            counts = write_truth(compute_truth(self.workload), self.out_dir / TRUTH_DIR)
+            if self.log:
+                self.log(f"[generate] truth written in {time.monotonic() - started:.1f}s")
+            return counts
+        encoder = self.encoders.get(name) or encoder_for(name)
+        args = (self.workload, self.seed, self.faults, self.tail_from, self.out_dir, self.log, self.events)
+        return _generate_dialect(encoder, *args)
+
+
+def default_jobs() -> int:
+    """The CPU cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _child(tasks: _Tasks, name: str, conn: Connection) -> None:
+    """A forked worker: run one task and send (True, result) or (False, (exception, traceback))."""
+    try:
+        outcome: tuple[bool, Any] = (True, tasks.run(name))
+    except BaseException as exc:  # every failure goes back to the parent, which raises it
+        outcome = (False, (exc, traceback.format_exc()))
+    try:
+        conn.send(outcome)
+    except Exception:  # an exception that does not pickle goes back as its text
+        conn.send((False, (RuntimeError(repr(outcome[1][0])), outcome[1][1])))
+    conn.close()
+
+
+def _run_forked(tasks: _Tasks, names: Sequence[str], jobs: int) -> Iterator[tuple[str, Any]]:
+    """(name, result) of every task as it finishes, each in a fresh forked process, at most `jobs`
+    at a time.  A failed task stops the others and raises its exception; a worker that dies
+    without an answer (e.g. killed for lack of memory) raises RuntimeError."""
+    context = multiprocessing.get_context("fork")
+    waiting = list(reversed(names))
+    running: dict[Connection, tuple[str, multiprocessing.process.BaseProcess]] = {}
+    # Frozen objects are skipped by the workers' garbage collector, which would otherwise touch
+    # (and so copy) every page of the inherited workload.
+    gc.freeze()
+    try:
+        while waiting or running:
+            while waiting and len(running) < jobs:
+                name = waiting.pop()
+                reader, writer = context.Pipe(duplex=False)
+                process = context.Process(target=_child, args=(tasks, name, writer), name=f"generate {name}")
+                process.start()
+                writer.close()
+                running[reader] = (name, process)
+            for reader in wait(list(running)):
+                name, process = running.pop(reader)
+                try:
+                    ok, result = reader.recv()
+                except EOFError:  # it ended without an answer
+                    process.join()
+                    raise RuntimeError(f"the worker generating {name} died (exit code {process.exitcode})") from None
+                finally:
+                    reader.close()
+                process.join()
+                if not ok:
+                    exc, trace = result
+                    exc.add_note(f"in the worker generating {name}:\n{trace}")
+                    raise exc
+                yield name, result
+    finally:
+        for _, process in running.values():
+            process.terminate()
+            process.join()
+        gc.unfreeze()
+
+
+def _run_all(tasks: _Tasks, names: Sequence[str], jobs: int) -> Iterator[tuple[str, Any]]:
+    """(name, result) of every task, in the order they finish."""
+    if jobs > 1 and len(names) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        return _run_forked(tasks, names, jobs)
+    return ((name, tasks.run(name)) for name in names)
+
+
 def generate(
     events: int,
     seed: int,
@@ -170,9 +272,11 @@ def generate(
     faults: FaultOptions | None = None,
     encoders: Mapping[str, Encoder] | None = None,
     log: Log | None = None,
+    jobs: int = 1,
 ) -> dict[str, Any]:
     """Write every output file for `dialects` (default: every dialect with an encoder) and
-    return the manifest.  `encoders` overrides the encoder looked up for a dialect name."""
+    return the manifest.  `encoders` overrides the encoder looked up for a dialect name;
+    `jobs` > 1 writes the truth and the dialects in that many worker processes."""
     out_dir = Path(out_dir)
     faults = faults or FaultOptions()
     encoders = dict(encoders or {})
@@ -180,6 +284,8 @@ def generate(
     names = list(dict.fromkeys(names))
     if not names:
         raise ValueError("no dialect to generate: no encoder module exists yet")
+    if TRUTH_DIR in names:
+        raise ValueError(f"{TRUTH_DIR!r} is the folder of the truth files, not a dialect")
     out_dir.mkdir(parents=True, exist_ok=True)
 
     started = time.monotonic()
@@ -189,15 +295,13 @@ def generate(
         log(f"[generate] workload: {len(workload.transactions):,} transactions in {time.monotonic() - started:.1f}s")
     tail_from = tail_start(workload, faults.tail_share)
 
-    started = time.monotonic()
-    truth_counts = write_truth(compute_truth(workload), out_dir / TRUTH_DIR)
-    if log:
-        log(f"[generate] truth written in {time.monotonic() - started:.1f}s")
-
-    per_dialect = {}
-    for name in names:
-        encoder = encoders.get(name) or encoder_for(name)
-        per_dialect[name] = _generate_dialect(encoder, workload, seed, faults, tail_from, out_dir, log, events)
+    tasks = _Tasks(workload, seed, faults, tail_from, out_dir, log, events, encoders)
+    all_names = [TRUTH_DIR, *names]
+    results = {}
+    for name, result in _run_all(tasks, all_names, jobs):
+        results[name] = result
+        if log and jobs > 1:
+            log(f"[generate] {len(results)}/{len(all_names)} done ({name}), {time.monotonic() - started:.0f}s")
 
     manifest = {
         "generator_version": GENERATOR_VERSION,
@@ -206,8 +310,8 @@ def generate(
         "dialects": names,
         "fault_options": dataclasses.asdict(faults),
         "workload": _workload_summary(workload, tail_from),
-        "truth": truth_counts,
-        "per_dialect": per_dialect,
+        "truth": results[TRUTH_DIR],
+        "per_dialect": {name: results[name] for name in names},
     }
     write_json(out_dir / "manifest.json", manifest)
     return manifest

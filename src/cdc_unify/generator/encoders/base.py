@@ -43,7 +43,7 @@ MALFORMED_ERROR_CODE = {
 
 @dataclass(frozen=True)
 class EncodedMessage:
-    value: bytes | None  # None only for tombstones, which the injector adds
+    value: bytes | None  # None only for tombstones (the injector's, or the dialect's own)
     key: bytes | None  # Kafka key as the tool would set it (Debezium: the key JSON), or None
     routing_key: str  # what the tool partitions by (e.g. "db.table" or "db.table|pk"); the injector hashes it
     event_ts: dt.datetime  # source commit time of the (first) change in the message
@@ -61,6 +61,12 @@ class Encoder(ABC):
         """Every transaction, snapshot row, DDL and heartbeat of the workload, in source
         order, exactly as the dialect's spec shapes them (batched/multi-row messages,
         split updates, partial images, transaction markers where the spec has them)."""
+
+    def redeliverable(self, message: EncodedMessage) -> bool:
+        """Whether a copy of `message` at another offset is recognisably the same message.  Not
+        so for a message without content of its own (a tombstone), whose staged identity is its
+        landing offset: a copy of it is simply another such message."""
+        return message.value is not None
 
     @abstractmethod
     def malform(self, message: EncodedMessage, kind: str, rng: random.Random) -> bytes:

@@ -1,0 +1,407 @@
+"""`make bench`: how fast the whole dbt build is, how it grows, and where the time goes.
+
+For each workload (bench/workloads.py; generated once, reused from --work-dir afterwards):
+1. land generator batch 1 (~99% of the messages) in a fresh warehouse;
+2. full `dbt build` (models + data tests) as its own process: wall time, build time without
+   start-up (first node start to last node end, from run_results.json), messages/s, time per
+   layer and per model, peak resident memory of the driver (dbt's Python + its JVM) and of the
+   whole process tree (+ PySpark's Python workers);
+3. the parse floor on the same landing tables (bench/spark_steps.py parse-floor);
+4. land batch 2 (~1%) and run `dbt build` again (incremental): wall and build time and their
+   ratio to the full build.
+Every step is a process of its own (fresh JVM, separate memory).  Writes a JSON report and
+prints a table.
+
+    nice .venv/bin/python bench/run.py --quick
+    nice .venv/bin/python bench/run.py --workloads mixed:100k canal_json:1M
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pyspark
+from procmem import Peaks, PeakSampler
+from workloads import WorkloadSpec, batch_messages, ensure_generated, log, parse_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+DEFAULT_WORKLOADS = ("mixed:100k", "mixed:1M", "mixed:5M", "canal_json:1M", "debezium_json:1M", "dts_avro:1M")
+QUICK_WORKLOADS = ("mixed:5k",)
+LAYERS = {"stg_": "staging", "int_": "intermediate"}
+TOP_MODELS = 12
+
+
+def layer_of(unique_id: str) -> str:
+    kind, _, name = unique_id.split(".", 2)
+    if kind == "model":
+        return next((layer for prefix, layer in LAYERS.items() if name.startswith(prefix)), "marts")
+    return {"test": "data tests", "unit_test": "unit tests"}.get(kind, kind)
+
+
+def parse_time(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def node_span(result: dict[str, Any]) -> tuple[float, float] | None:
+    """(start, end) epoch seconds of one node: its compile start to its execute end."""
+    starts = [parse_time(t["started_at"]).timestamp() for t in result["timing"] if t.get("started_at")]
+    ends = [parse_time(t["completed_at"]).timestamp() for t in result["timing"] if t.get("completed_at")]
+    return (min(starts), max(ends)) if starts and ends else None
+
+
+def summarize_run_results(path: Path, peaks: Peaks | None = None) -> dict[str, Any]:
+    """Per node, per layer and the whole build of a dbt run; with the run's CPU samples (`peaks`)
+    also CPU seconds: of the build from the first node's start to the last node's end and, when
+    nodes ran one at a time (--threads 1), of each node."""
+    results = json.loads(path.read_text())["results"]
+    nodes = [(r, node_span(r)) for r in results if not r["unique_id"].startswith("operation.")]
+    spans = [span for _, span in nodes if span]
+    start, end = (min(s for s, _ in spans), max(e for _, e in spans)) if spans else (None, None)
+    one_at_a_time = all(a[1] <= b[0] for a, b in zip(sorted(spans), sorted(spans)[1:], strict=False))
+
+    def cpu(span: tuple[float, float] | None) -> float | None:
+        return round(peaks.cpu_at(span[1]) - peaks.cpu_at(span[0]), 1) if peaks and span else None
+
+    per_layer: dict[str, dict[str, float]] = {}
+    models = []
+    for result, span in nodes:
+        kind_layer = layer_of(result["unique_id"])
+        node_cpu = cpu(span) if one_at_a_time else None
+        layer = per_layer.setdefault(kind_layer, {"seconds": 0.0, "cpu_seconds": 0.0})
+        layer["seconds"] += result["execution_time"]
+        layer["cpu_seconds"] += node_cpu or 0.0
+        if result["unique_id"].startswith("model."):
+            name = result["unique_id"].split(".", 2)[2]
+            models.append(
+                {"model": name, "layer": kind_layer, "seconds": result["execution_time"], "cpu_seconds": node_cpu}
+            )
+    problems = [
+        {"node": r["unique_id"], "status": r["status"], "message": (r.get("message") or "")[:500]}
+        for r, _ in nodes
+        if r["status"] not in ("success", "pass", "no-op")
+    ]
+    return {
+        "build_seconds": end - start if spans else None,
+        "build_cpu_seconds": cpu((start, end)) if spans else None,
+        "nodes": len(nodes),
+        "nodes_one_at_a_time": one_at_a_time,
+        "per_layer": dict(sorted(per_layer.items(), key=lambda kv: -kv[1]["seconds"])),
+        "models": sorted(models, key=lambda m: -(m["cpu_seconds"] or m["seconds"])),
+        "problems": problems,
+    }
+
+
+def load_average() -> float:
+    return os.getloadavg()[0]
+
+
+def run_process(command: list[str], env: dict[str, str], log_path: Path, prefix: str) -> tuple[dict[str, Any], Peaks]:
+    """Run `command`, echo its output with `prefix`, sample its memory and CPU; its figures and samples."""
+    started = time.perf_counter()
+    load_before = load_average()
+    with log_path.open("w") as log_file:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        )
+        sampler = PeakSampler(process.pid).start()
+        assert process.stdout is not None
+        for line in process.stdout:
+            log_file.write(line)
+            print(f"{prefix} {line.rstrip()}", file=sys.stderr, flush=True)
+        returncode = process.wait()
+        peaks = sampler.stop()
+    figures = {
+        "returncode": returncode,
+        "wall_seconds": time.perf_counter() - started,
+        "cpu_seconds": round(peaks.cpu_seconds, 1),
+        "peak_driver_rss_mib": round(peaks.driver_mib),
+        "peak_tree_rss_mib": round(peaks.tree_mib),
+        "peak_jvm_rss_mib": round(peaks.jvm_mib),
+        "load_average": [round(load_before, 1), round(load_average(), 1)],
+        "log": str(log_path),
+    }
+    return figures, peaks
+
+
+class Runner:
+    """The steps of one workload in one fresh warehouse."""
+
+    def __init__(self, args: argparse.Namespace, spec: WorkloadSpec) -> None:
+        self.args, self.spec = args, spec
+        self.dir = args.work_dir / "runs" / spec.name
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir(parents=True)
+        self.warehouse = self.dir / "warehouse"
+
+    def env(self, target_path: Path) -> dict[str, str]:
+        return {
+            **os.environ,
+            "PYSPARK_PYTHON": sys.executable,
+            "DBT_PROFILES_DIR": str(self.args.project_dir.resolve() / "profiles"),
+            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+            "DBT_USE_COLORS": "false",
+            "DBT_TARGET_PATH": str(target_path),
+            "DBT_LOG_PATH": str(self.dir / "logs"),
+            "CDC_UNIFY_TARGET": "local",
+            "CDC_UNIFY_WAREHOUSE": str(self.warehouse),
+            "CDC_UNIFY_SPARK_MASTER": self.args.master,
+            "CDC_UNIFY_DRIVER_MEMORY": self.args.driver_memory,
+        }
+
+    def spark_step(self, step: str, *extra: str) -> dict[str, Any]:
+        result = self.dir / f"{step}.json"
+        command = [
+            sys.executable, str(ROOT / "bench" / "spark_steps.py"), step, "--warehouse", str(self.warehouse),
+            "--master", self.args.master, "--driver-memory", self.args.driver_memory, "--result", str(result), *extra,
+        ]  # fmt: skip
+        process, _ = run_process(command, self.env(self.dir / "target"), self.dir / f"{step}.log", "  |")
+        if process["returncode"] != 0:
+            raise RuntimeError(f"{step} failed (exit {process['returncode']}); see {process['log']}")
+        return {**json.loads(result.read_text()), "process": process}
+
+    def dbt_build(self, label: str) -> dict[str, Any]:
+        target = self.dir / f"target-{label}"
+        project = self.args.project_dir.resolve()
+        command = [str(BIN / "dbt"), "build", "--project-dir", str(project), *self.selection()]
+        process, peaks = run_process(command, self.env(target), self.dir / f"dbt-{label}.log", f"[dbt {label}]")
+        run_results = target / "run_results.json"
+        if not run_results.is_file():
+            return {"process": process, "build_seconds": None, "build_cpu_seconds": None}
+        return {"process": process, **summarize_run_results(run_results, peaks)}
+
+    def selection(self) -> list[str]:
+        flags = ["--exclude-resource-type", "unit_test"]
+        if self.args.threads:
+            flags += ["--threads", str(self.args.threads)]
+        if self.args.select:
+            flags += ["--select", *self.args.select]
+        elif len(self.spec.dialects) == 1:
+            # Only this dialect's staging model and everything downstream of it.
+            flags += ["--select", f"stg_{self.spec.dialects[0]}__changes+"]
+        if len(self.spec.dialects) == 1:
+            flags += ["--vars", json.dumps({"cdc_dialects": list(self.spec.dialects)})]
+        return flags
+
+
+def ratio(numerator: float | None, denominator: float | None) -> float | None:
+    return round(numerator / denominator, 3) if numerator and denominator else None
+
+
+def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, Any]:
+    data_dir, manifest, generate_seconds = ensure_generated(spec, args.seed, args.work_dir / "data")
+    runner = Runner(args, spec)
+    batch1, batch2 = batch_messages(manifest, 1), batch_messages(manifest, 2)
+    report: dict[str, Any] = {
+        "workload": spec.label,
+        "dialects": list(spec.dialects),
+        "events": manifest["events"],
+        "messages": {"batch1": batch1, "batch2": batch2, "batch2_share": round(batch2 / (batch1 + batch2), 4)},
+        "generate_seconds": generate_seconds,
+        "data_dir": str(data_dir),
+    }
+    log(f"[bench] {spec.label}: landing batch 1 ({batch1:,} messages)")
+    report["land_batch1"] = runner.spark_step("land", "--data-dir", str(data_dir), "--batch", "1")
+    log(f"[bench] {spec.label}: full dbt build")
+    report["full"] = runner.dbt_build("full")
+    if not args.no_floor:
+        log(f"[bench] {spec.label}: parse floor")
+        floor = report["parse_floor"] = runner.spark_step("parse-floor")
+        floor["seconds"] = sum(d["seconds"] for d in floor["dialects"].values())
+        floor["cpu_seconds"] = sum(d["cpu_seconds"] for d in floor["dialects"].values())
+    if not args.no_incremental and batch2:
+        log(f"[bench] {spec.label}: landing batch 2 ({batch2:,} messages) and incremental dbt build")
+        report["land_batch2"] = runner.spark_step("land", "--data-dir", str(data_dir), "--batch", "2")
+        report["incremental"] = runner.dbt_build("incremental")
+    report["figures"] = figures(report)
+    return report
+
+
+def figures(report: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of one workload (None where a step did not run or failed).
+
+    Build figures exclude start-up (JVM, dbt parse): first node start to last node end.  CPU
+    seconds (the dbt process, its JVM and Python workers) measure the work; wall seconds also
+    measure everybody else's load on a shared machine.
+    """
+    full, incremental = report["full"], report.get("incremental", {})
+    floor = report.get("parse_floor", {})
+    messages = report["messages"]["batch1"]
+    build, build_cpu = full.get("build_seconds"), full.get("build_cpu_seconds")
+    wall = full["process"]["wall_seconds"]
+    peaks = [full["process"]["peak_driver_rss_mib"], incremental.get("process", {}).get("peak_driver_rss_mib", 0)]
+    return {
+        "messages": messages,
+        "full_wall_seconds": round(wall, 1),
+        "full_build_seconds": rounded(build),
+        "full_build_cpu_seconds": build_cpu,
+        "messages_per_second_wall": round(messages / wall),
+        "messages_per_second_build": round(messages / build) if build else None,
+        "messages_per_cpu_second": round(messages / build_cpu) if build_cpu else None,
+        "parse_floor_seconds": rounded(floor.get("seconds")),
+        "parse_floor_cpu_seconds": rounded(floor.get("cpu_seconds")),
+        "full_build_over_parse_floor": ratio(build, floor.get("seconds")),
+        "full_build_over_parse_floor_cpu": ratio(build_cpu, floor.get("cpu_seconds")),
+        "incremental_wall_seconds": rounded(incremental.get("process", {}).get("wall_seconds")),
+        "incremental_build_seconds": rounded(incremental.get("build_seconds")),
+        "incremental_build_cpu_seconds": incremental.get("build_cpu_seconds"),
+        "incremental_over_full_wall": ratio(incremental.get("process", {}).get("wall_seconds"), wall),
+        "incremental_over_full_build": ratio(incremental.get("build_seconds"), build),
+        "incremental_over_full_build_cpu": ratio(incremental.get("build_cpu_seconds"), build_cpu),
+        "peak_driver_rss_mib": max(peaks),
+        "build_problems": len(full.get("problems", [])) + len(incremental.get("problems", [])),
+    }
+
+
+def rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+COLUMNS = (
+    ("workload", "workload", "{}"),
+    ("messages", "messages", "{:,}"),
+    ("wall s", "full_wall_seconds", "{:.0f}"),
+    ("build s", "full_build_seconds", "{:.0f}"),
+    ("build CPU s", "full_build_cpu_seconds", "{:.0f}"),
+    ("msg/s", "messages_per_second_build", "{:,}"),
+    ("msg/CPU s", "messages_per_cpu_second", "{:,}"),
+    ("floor s", "parse_floor_seconds", "{:.1f}"),
+    ("floor CPU s", "parse_floor_cpu_seconds", "{:.1f}"),
+    ("build/floor", "full_build_over_parse_floor", "{:.1f}"),
+    ("(CPU)", "full_build_over_parse_floor_cpu", "{:.1f}"),
+    ("incr build s", "incremental_build_seconds", "{:.0f}"),
+    ("incr/full", "incremental_over_full_build", "{:.2f}"),
+    ("(CPU)", "incremental_over_full_build_cpu", "{:.2f}"),
+    ("peak MiB", "peak_driver_rss_mib", "{:,}"),
+    ("problems", "build_problems", "{}"),
+)
+
+
+def cell(value: Any, fmt: str) -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def table(reports: list[dict[str, Any]]) -> str:
+    rows = [[name for name, _, _ in COLUMNS]]
+    for report in reports:
+        values = {"workload": report["workload"], **report["figures"]}
+        rows.append([cell(values.get(key), fmt) for _, key, fmt in COLUMNS])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    lines = ["  ".join(text.rjust(width) for text, width in zip(row, widths, strict=True)) for row in rows]
+    for report in reports:
+        full = report["full"]
+        lines.append(f"\n{report['workload']}: where the full build's time goes")
+        lines.append(f"  {'layer / model':<42} {'node s':>8} {'CPU s':>8}")
+        lines += [
+            f"  {name:<42} {layer['seconds']:8.1f} {cell(layer['cpu_seconds'] or None, '{:8.1f}'):>8}"
+            for name, layer in layers(full).items()
+        ]
+        lines += [
+            f"    {m['model']:<40} {m['seconds']:8.1f} {cell(m.get('cpu_seconds'), '{:8.1f}'):>8}"
+            for m in full.get("models", [])[:TOP_MODELS]
+        ]
+        lines += [f"  ! {p['node']}: {p['status']}: {p['message'][:200]}" for p in full.get("problems", [])]
+        lines += [
+            f"  ! incremental {p['node']}: {p['status']}" for p in report.get("incremental", {}).get("problems", [])
+        ]
+    return "\n".join(lines)
+
+
+def layers(build: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Per layer node seconds and CPU seconds (reports before CPU accounting: seconds only)."""
+    if "per_layer" in build:
+        return build["per_layer"]
+    return {name: {"seconds": s, "cpu_seconds": 0.0} for name, s in build.get("per_layer_seconds", {}).items()}
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "python": platform.python_version(),
+        "pyspark": pyspark.__version__,
+        "platform": platform.platform(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--workloads",
+        nargs="+",
+        default=list(DEFAULT_WORKLOADS),
+        metavar="SPEC",
+        help=f"DIALECTS:SIZE, e.g. mixed:100k, canal_json:1M (default: {' '.join(DEFAULT_WORKLOADS)})",
+    )
+    parser.add_argument("--quick", action="store_true", help=f"smoke run: {' '.join(QUICK_WORKLOADS)}")
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=Path("/tmp/cdc-unify-bench"),
+        help="generated workloads (kept and reused) and run folders (default /tmp/cdc-unify-bench)",
+    )
+    parser.add_argument("--report", type=Path, help="JSON report (default WORK_DIR/report-<time>.json)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--master", default="local[2]", help="Spark master of every step (default local[2])")
+    parser.add_argument("--driver-memory", default="2g", help="Spark driver memory (default 2g, the profile's)")
+    parser.add_argument("--select", nargs="+", help="dbt selection instead of the whole project (e.g. staging)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="dbt threads (default: the profile's 4); with 1, nodes run one at a time and get their own CPU seconds",
+    )
+    parser.add_argument("--no-floor", action="store_true", help="skip the parse floor")
+    parser.add_argument("--no-incremental", action="store_true", help="skip the +1%% incremental run")
+    parser.add_argument(
+        "--project-dir",
+        type=Path,
+        default=ROOT,
+        help="dbt project to build (default: this checkout); e.g. a copy with a proposed model change",
+    )
+    parser.add_argument("--show", nargs="+", type=Path, metavar="REPORT", help="print the table of earlier reports")
+    args = parser.parse_args(argv)
+    if args.show:
+        print(
+            table(
+                [w | {"figures": figures(w)} for path in args.show for w in json.loads(path.read_text())["workloads"]]
+            )
+        )
+        return 0
+    try:
+        specs = [parse_spec(text) for text in (QUICK_WORKLOADS if args.quick else args.workloads)]
+    except ValueError as exc:
+        parser.error(str(exc))
+    args.work_dir = args.work_dir.resolve()
+    started = dt.datetime.now(dt.UTC)
+    report_path = args.report or args.work_dir / f"report-{started:%Y%m%dT%H%M%SZ}.json"
+    report: dict[str, Any] = {
+        "started_at": started.isoformat(),
+        "machine": machine(),
+        "options": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "workloads": [],
+    }
+    for spec in specs:
+        try:
+            report["workloads"].append(bench_workload(args, spec))
+        except RuntimeError as exc:
+            log(f"[bench] {spec.label}: {exc}")
+            report.setdefault("failed", []).append({"workload": spec.label, "error": str(exc)})
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        report_path.write_text(json.dumps(report, indent=2) + "\n")
+    print(table(report["workloads"]))
+    print(f"\nreport: {report_path}")
+    return 1 if report.get("failed") else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,163 @@
+"""The benchmark's own Spark jobs, each run by bench/run.py as a process of its own.
+
+    land        append one generator batch of every dialect to landing.<dialect>
+    parse-floor read every landing table and only parse its values: `from_json` of every JSON
+                value into the message's full structure (inferred from a sample), the DTS
+                wire decoder (fastavro) for every Avro value; count the rows
+
+Both write their figures as JSON to --result.  The parse floor is what any staging of these
+messages has to pay at least: the full dbt build is judged against it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from cdc_unify import landing
+from cdc_unify.contract import DIALECTS
+from cdc_unify.spark import get_spark
+
+AVRO_DIALECTS = frozenset({"dts_avro"})
+FEED = "bench"
+# Every batch gets one fixed landing time: staged output does not depend on the clock.
+BATCH_LANDED_AT = {1: dt.datetime(2024, 6, 1, 1, tzinfo=dt.UTC), 2: dt.datetime(2024, 6, 1, 2, tzinfo=dt.UTC)}
+SCHEMA_SAMPLE = 2000  # values per dialect the JSON structure is inferred from
+
+
+def land(spark: SparkSession, data_dir: Path, batch: int) -> dict[str, int]:
+    """Append batch `batch` of every generated dialect; Spark reads the Parquet itself (no driver copy)."""
+    landing.create_landing_tables(spark)
+    rows = {}
+    for dialect in DIALECTS:
+        path = data_dir / dialect / f"batch-{batch}.parquet"
+        if not path.is_file():
+            continue
+        records = spark.read.parquet(str(path))
+        landing.append_landing(landing.kafka_to_landing(records, FEED, F.lit(BATCH_LANDED_AT[batch])), dialect)
+        rows[dialect] = records.count()
+        print(f"[land] batch {batch}: {dialect} {rows[dialect]:,} messages", file=sys.stderr, flush=True)
+    return rows
+
+
+def json_structure(values: DataFrame) -> StructType:
+    """The full structure of a dialect's messages as Spark infers it from a sample of values."""
+    sample = [row.text for row in values.limit(SCHEMA_SAMPLE).collect() if row.text is not None]
+    spark = values.sparkSession
+    inferred = spark.read.json(spark.sparkContext.parallelize(sample, 1)).schema
+    # Malformed sample values only add the reader's own corrupt-record column.
+    return StructType([field for field in inferred.fields if field.name != "_corrupt_record"])
+
+
+def parse_json(table: DataFrame) -> DataFrame:
+    text = table.where("value is not null").select(F.col("value").cast("string").alias("text"))
+    return text.select(F.from_json("text", json_structure(text)).alias("message"))
+
+
+def avro_counts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: decode every value with the DTS wire decoder; one row of counts per batch.
+    A rejected value (malformed on purpose) was read as far as the decoder could: it counts too."""
+    from cdc_unify.decoders.dts_avro import Rejected, decode_record
+
+    for batch in batches:
+        decoded = rejected = 0
+        for value in batch.column("value").to_pylist():
+            if value is None:
+                continue
+            try:
+                decode_record(value)
+                decoded += 1
+            except Rejected:
+                rejected += 1
+        yield pa.record_batch({"decoded": [decoded], "rejected": [rejected]})
+
+
+def floor_job(spark: SparkSession, dialect: str) -> dict[str, float | int | None]:
+    """Parse every value of one landing table; the timed part (wall and CPU of this process tree)
+    is the parse job alone."""
+    table = spark.table(landing.landing_table(dialect))
+    rows = table.count()
+    if dialect in AVRO_DIALECTS:
+        parsed = table.select("value").mapInArrow(avro_counts, "decoded bigint, rejected bigint")
+        aggregate = parsed.agg(
+            (F.sum("decoded") + F.sum("rejected")).alias("values"), F.sum("rejected").alias("rejected")
+        )
+    else:
+        parsed = parse_json(table)
+        # count(struct) tests the whole parsed struct, so no field can be pruned from the parse.
+        aggregate = parsed.agg(F.count("message").alias("values"), F.lit(None).cast("bigint").alias("rejected"))
+    cpu_before = process_cpu()
+    started = time.perf_counter()
+    result = aggregate.collect()[0]
+    seconds = time.perf_counter() - started
+    cpu_seconds = sum(cpu - cpu_before.get(pid, 0.0) for pid, cpu in process_cpu().items())
+    print(
+        f"[parse-floor] {dialect}: {rows:,} rows parsed in {seconds:.1f}s ({cpu_seconds:.1f} CPU s)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return {
+        "rows": rows,
+        "values": result["values"] or 0,
+        "rejected": result["rejected"],
+        "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
+    }
+
+
+def process_cpu() -> dict[int, float]:
+    """CPU seconds of this process, its JVM and the JVM's Python workers."""
+    # Imported here: bench/ is on sys.path only when this file runs as a script (the cluster test
+    # imports `land` from it by path).
+    from procmem import process_table, tree_cpu
+
+    return tree_cpu(os.getpid(), process_table())
+
+
+def parse_floor(spark: SparkSession) -> dict[str, dict[str, float | int | None]]:
+    # The optimizer would otherwise parse only the fields a query reads.
+    spark.conf.set("spark.sql.optimizer.enableJsonExpressionOptimization", "false")
+    tables = {row.tableName for row in spark.sql(f"show tables in `{landing.LANDING_SCHEMA}`").collect()}
+    return {dialect: floor_job(spark, dialect) for dialect in DIALECTS if dialect in tables}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("step", choices=("land", "parse-floor"))
+    parser.add_argument("--warehouse", required=True)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--driver-memory", default="2g")
+    parser.add_argument("--data-dir", type=Path, help="generator output (land)")
+    parser.add_argument("--batch", type=int, choices=sorted(BATCH_LANDED_AT), default=1, help="batch to land")
+    parser.add_argument("--result", type=Path, required=True, help="JSON file the figures are written to")
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    spark = get_spark(
+        master=args.master, warehouse=args.warehouse, extra_conf={"spark.driver.memory": args.driver_memory}
+    )
+    session_seconds = time.perf_counter() - started
+    if args.step == "land":
+        if args.data_dir is None:
+            parser.error("land needs --data-dir")
+        figures: dict = {"rows": land(spark, args.data_dir, args.batch)}
+    else:
+        figures = {"dialects": parse_floor(spark)}
+    figures["session_start_seconds"] = session_seconds
+    args.result.write_text(json.dumps(figures, indent=2) + "\n")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

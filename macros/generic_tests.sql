@@ -1,0 +1,87 @@
+{#-
+    The project's generic data tests (dbt hub packages such as dbt_utils are not reachable here).
+    Each returns the failing rows: dbt counts them and fails the test (severity error) when any
+    exist. Documented in macros/generic_tests.yml; tests/python/test_generic_tests.py proves each
+    one fails on a crafted bad table and passes on a good one.
+-#}
+
+{% test one_current_version_per_key(model, key_columns, current_column='is_current') %}
+{#- Every key has exactly one current version (a tombstone counts: a deleted row's last version is current). -#}
+select
+    {{ key_columns | join(', ') }},
+    count_if({{ current_column }}) as current_versions
+from {{ model }}
+group by {{ key_columns | join(', ') }}
+having count_if({{ current_column }}) <> 1
+{% endtest %}
+
+{% test no_overlapping_versions(model, key_columns, from_column='valid_from', to_column='valid_to') %}
+{#-
+    Per key, versions in valid_from order tile time: each valid_to is exactly the next version's
+    valid_from (no overlap, no gap) and only the last version is open-ended.
+-#}
+with ordered as (
+    select
+        {{ key_columns | join(', ') }},
+        {{ from_column }} as version_from,
+        {{ to_column }} as version_to,
+        lead({{ from_column }}) over (
+            partition by {{ key_columns | join(', ') }} order by {{ from_column }}
+        ) as next_from,
+        count(*) over (partition by {{ key_columns | join(', ') }}, {{ from_column }}) as versions_at_same_from
+    from {{ model }}
+)
+
+select *
+from ordered
+where
+    versions_at_same_from > 1
+    or not (version_to <=> next_from)
+{% endtest %}
+
+{% test valid_interval(model, column_name, to_column='valid_to') %}
+{#- A version starts at a known instant and, when closed, ends strictly after it starts. -#}
+select *
+from {{ model }}
+where
+    {{ column_name }} is null
+    or ({{ to_column }} is not null and {{ column_name }} >= {{ to_column }})
+{% endtest %}
+
+{% test messages_reconciled(model, total_column, part_columns) %}
+{#-
+    Nothing vanishes: on every row the total (e.g. landed messages) equals the sum of its classes.
+    A null total or class fails too: an unknown count proves nothing.
+-#}
+select *
+from {{ model }}
+where not coalesce({{ total_column }} = ({{ part_columns | join(' + ') }}), false)
+{% endtest %}
+
+{% test expression_is_true(model, expression, column_name=None) %}
+{#-
+    Every row satisfies a boolean SQL expression (dbt_utils' signature); on a column the expression
+    is appended to the column name (`expression: ">= 0"`). Unlike dbt_utils, a row where the
+    expression is null fails: an invariant that cannot be evaluated does not hold.
+-#}
+select *
+from {{ model }}
+where not coalesce(({{ column_name ~ ' ' if column_name else '' }}{{ expression }}), false)
+{% endtest %}
+
+{% test unique_combination_of_columns(model, combination_of_columns, quote_columns=false) %}
+{#-
+    No two rows share the values of these columns (dbt_utils' signature). Nulls compare equal here,
+    as in `group by`: two rows that differ only by being null in the same column are duplicates.
+    quote_columns quotes each name in backticks, doubling any backtick inside it (Spark's quoting).
+-#}
+    {% set columns = (
+        '`' ~ combination_of_columns | map('replace', '`', '``') | join('`, `') ~ '`'
+    ) if quote_columns else combination_of_columns | join(', ') %}
+select
+    {{ columns }},
+    count(*) as rows_with_these_values
+from {{ model }}
+group by {{ columns }}
+having count(*) > 1
+{% endtest %}

@@ -1,0 +1,119 @@
+{#- Building blocks of the intermediate layer (docs/semantics.md explains the rules they implement). -#}
+
+{% macro cdc_dialects() -%}
+    {#-
+        Dialects whose staging models int_staged_events unions; `--vars '{cdc_dialects: [...]}'`
+        narrows it (e.g. a deployment that lands only two formats). dbt resolves `ref` while
+        parsing, before it knows which models exist, and a ref to a missing model fails the
+        whole project's parse: so this list names exactly the staging models the project ships.
+        It must equal cdc_unify.contract.DIALECTS (tests/python/test_marts_macros.py checks it).
+    -#}
+    {{ return(var('cdc_dialects', [
+        'canal_json',
+        'cloudcanal_json',
+        'debezium_json',
+        'dts_avro',
+        'dataworks_json',
+        'ckafka_json',
+        'oms_default_json',
+        'oms_default_ext_json',
+        'oms_canal_json',
+        'oms_dataworks_json',
+        'oms_shareplex_json',
+    ])) }}
+{%- endmacro %}
+
+{% macro cdc_staged_columns() -%}
+    {#- The staged contract (cdc_unify.contract.STAGED_COLUMNS) as (name, Spark type) pairs, in order. -#}
+    {{ return([
+        ('event_id', 'string'),
+        ('source_name', 'string'),
+        ('dialect', 'string'),
+        ('landing_topic', 'string'),
+        ('landing_partition', 'int'),
+        ('landing_offset', 'bigint'),
+        ('landing_timestamp', 'timestamp'),
+        ('landed_at', 'timestamp'),
+        ('row_index', 'int'),
+        ('message_status', 'string'),
+        ('event_kind', 'string'),
+        ('op', 'string'),
+        ('source_db_type', 'string'),
+        ('tenant_name', 'string'),
+        ('database_name', 'string'),
+        ('schema_name', 'string'),
+        ('table_name', 'string'),
+        ('primary_key_columns', 'array<string>'),
+        ('primary_key_source', 'string'),
+        ('primary_key', 'string'),
+        ('before', 'map<string,string>'),
+        ('after', 'map<string,string>'),
+        ('before_is_partial', 'boolean'),
+        ('after_is_partial', 'boolean'),
+        ('column_source_types', 'map<string,string>'),
+        ('column_types', 'map<string,string>'),
+        ('event_ts', 'timestamp'),
+        ('event_ts_precision', 'string'),
+        ('emitted_ts', 'timestamp'),
+        ('source_position', 'string'),
+        ('transaction_id', 'string'),
+        ('sequence', 'string'),
+        ('ddl_statement', 'string'),
+        ('error_code', 'string'),
+        ('error_detail', 'string'),
+        ('raw_value', 'binary'),
+    ]) }}
+{%- endmacro %}
+
+{% macro cdc_error_codes() -%}
+    {#- The quarantine error codes and their meaning (cdc_unify.contract.ERROR_CODES). -#}
+    {{ return({
+        'invalid_utf8': 'The message value is not valid UTF-8 text.',
+        'invalid_json': 'The message value is not valid JSON.',
+        'invalid_avro': "The message value is not a decodable Avro datum of the dialect's schema (e.g. truncated).",
+        'wrong_shape': "Valid JSON/Avro, but not the structure the dialect defines (wrong top-level type, wrong field type).",
+        'missing_field': 'A field the dialect requires is absent or null (e.g. op/type, table name, images).',
+        'unknown_op': 'The operation code is not one the dialect defines.',
+        'invalid_value': 'A column value cannot be read as its declared type (e.g. text in an integer column).',
+        'invalid_timestamp': "A message timestamp cannot be read in the dialect's documented unit/format.",
+    }) }}
+{%- endmacro %}
+
+{% macro cdc_change_event_column_names() -%}
+    {#- The canonical change event (DESIGN-BRIEF "Canonical change event") plus lineage columns. -#}
+    {{ return([
+        'event_id', 'source_name', 'dialect',
+        'landing_topic', 'landing_partition', 'landing_offset', 'landing_timestamp', 'landed_at', 'row_index',
+        'event_kind', 'op', 'source_db_type', 'tenant_name', 'database_name', 'schema_name', 'table_name',
+        'primary_key_columns', 'primary_key_source', 'primary_key',
+        'before', 'after', 'before_is_partial', 'after_is_partial', 'column_source_types', 'column_types',
+        'event_ts', 'event_ts_precision', 'emitted_ts', 'source_position', 'transaction_id', 'sequence',
+        'ddl_statement', 'split_before_event_id', 'delivery_count',
+    ]) }}
+{%- endmacro %}
+
+{% macro cdc_table_key() -%}
+    {#- One string naming a source table (feed, tenant, database, schema, table); a null part is not 'null'. -#}
+    to_json(array(source_name, tenant_name, database_name, schema_name, table_name))
+{%- endmacro %}
+
+{% macro cdc_overlay(base, overlay) -%}
+    {#- `overlay` wins over `base` key by key; a key absent from `overlay` keeps base's value, a null overwrites. -#}
+    map_concat(
+        map_filter(coalesce({{ base }}, map()), (k, v) -> not map_contains_key(coalesce({{ overlay }}, map()), k)),
+        coalesce({{ overlay }}, map())
+    )
+{%- endmacro %}
+
+{% macro cdc_map_json(image) -%}
+    {#- A map as a JSON object with sorted keys: comparable and hashable (Spark cannot compare maps). -#}
+    to_json(map_from_entries(array_sort(map_entries({{ image }}))))
+{%- endmacro %}
+
+{% macro cdc_row_buckets() -%}
+    {#-
+        Number of `key_bucket` partitions of int_row_changes and cdc_row_history: the unit an
+        incremental run recomputes and overwrites. Changing it needs `--full-refresh`.
+    -#}
+    {{ return(var('cdc_row_buckets', 64)) }}
+{%- endmacro %}

@@ -1,0 +1,126 @@
+{#-
+    The canonical change events: one row per distinct row change or non-row event.
+    - Only decoded staged rows (quarantine and tombstones are counted elsewhere).
+    - De-duplicated on event_id: a redelivered message (any offset, any run) counts once;
+      the earliest landing is kept, delivery_count says how often it landed.
+    - Split updates paired: the n-th UPDATE_BEFORE and the n-th UPDATE_AFTER of the same
+      table and source_position become one UPDATE (identity and coordinates of the AFTER
+      half, before image of the BEFORE half). A half whose partner has not landed stays an
+      event with its own op, so nothing disappears while it waits.
+    Images stay as the message sent them here; int_row_changes folds them into full rows.
+-#}
+{{ config(materialized='table') }}
+
+{% set columns = cdc_change_event_column_names() %}
+{% set pair_key = [
+    'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name', 'source_position',
+] %}
+{#- A paired update: the AFTER half's columns, the BEFORE half's before image, both halves' types. -#}
+{% set paired_columns = [] %}
+{% for column in columns %}
+    {% if column == 'op' %}
+        {% do paired_columns.append("'UPDATE' as op") %}
+    {% elif column in ('before', 'before_is_partial') %}
+        {% do paired_columns.append('pairs.' ~ column) %}
+    {% elif column in ('column_source_types', 'column_types') %}
+        {% do paired_columns.append(
+            cdc_overlay('pairs.before_' ~ column, 'after_half.' ~ column) ~ ' as ' ~ column
+        ) %}
+    {% elif column == 'split_before_event_id' %}
+        {% do paired_columns.append('pairs.before_event_id as split_before_event_id') %}
+    {% else %}
+        {% do paired_columns.append('after_half.' ~ column) %}
+    {% endif %}
+{% endfor %}
+{% set pair_conditions = [] %}
+{% for column in pair_key %}
+    {% do pair_conditions.append('after_half.' ~ column ~ ' <=> before_half.' ~ column) %}
+{% endfor %}
+
+with decoded as (
+    select *
+    from {{ ref('int_staged_events') }}
+    where message_status = 'decoded'
+),
+
+deliveries as (
+    select
+        *,
+        row_number() over (
+            partition by event_id
+            order by landed_at, landing_timestamp, landing_topic, landing_partition, landing_offset, row_index
+        ) as delivery_rank,
+        count(*) over (partition by event_id) as delivery_count
+    from decoded
+),
+
+first_deliveries as (
+    select
+        *,
+        cast(null as string) as split_before_event_id
+    from deliveries
+    where delivery_rank = 1
+),
+
+split_halves as (
+    select
+        *,
+        row_number() over (
+            partition by {{ pair_key | join(', ') }}, op
+            order by sequence, event_id
+        ) as half_rank
+    from first_deliveries
+    where op in ('UPDATE_BEFORE', 'UPDATE_AFTER') and source_position is not null
+),
+
+before_halves as (
+    select * from split_halves
+    where op = 'UPDATE_BEFORE'
+),
+
+after_halves as (
+    select * from split_halves
+    where op = 'UPDATE_AFTER'
+),
+
+pairs as (
+    select
+        after_half.event_id as after_event_id,
+        before_half.event_id as before_event_id,
+        before_half.before,
+        before_half.before_is_partial,
+        before_half.column_source_types as before_column_source_types,
+        before_half.column_types as before_column_types
+    from after_halves as after_half
+    inner join before_halves as before_half
+        on
+            after_half.half_rank = before_half.half_rank
+            and {{ pair_conditions | join(' and ') }}
+),
+
+paired_updates as (
+    select {{ paired_columns | join(', ') }}
+    from first_deliveries as after_half
+    inner join pairs on after_half.event_id = pairs.after_event_id
+),
+
+paired_event_ids as (
+    select after_event_id as event_id from pairs
+    union all
+    select before_event_id as event_id from pairs
+),
+
+unpaired_events as (
+    select events.{{ columns | join(', events.') }}
+    from first_deliveries as events
+    left anti join paired_event_ids on events.event_id = paired_event_ids.event_id
+),
+
+canonical_events as (
+    select * from paired_updates
+    union all
+    select * from unpaired_events
+)
+
+select {{ columns | join(', ') }}
+from canonical_events

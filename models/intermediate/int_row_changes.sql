@@ -1,0 +1,387 @@
+{#-
+    One row per change applied to one row identity, with the row's full folded image after it.
+    docs/semantics.md explains every rule; in short:
+    - Row identity: the primary key (JSON array of key values) when the event names key columns;
+      otherwise the full row image: sha-256 of the image plus an occurrence number, so identical
+      rows of a keyless table stay distinct (a change that leaves an image ends its oldest copy).
+    - Each row event leaves an identity (UPDATE, DELETE: -1) and/or reaches one (INSERT,
+      SNAPSHOT, UPDATE: +1). An UPDATE that stays on its identity is one upsert (0); one that
+      moves (primary key changed, keyless image changed) deletes the old identity and starts the
+      new one.
+    - TRUNCATE deletes every identity of the table that is live at the truncate's sequence.
+    - Folding: within a row's life each column takes the value of the latest change that carried
+      it, after image first, then before image; a full image replaces the row. A column absent
+      from a partial image keeps its previous value; an explicit null sets null. The fold is a
+      per-(identity, column) "last value that was present" window over the changes in sequence
+      order: linear in changes x columns, unlike re-merging every prefix of a row's changes
+      (quadratic for frequently updated rows).
+    Incremental: rows live in `key_bucket` partitions (a hash of table and identity). Each bucket
+    carries the fingerprint of everything its rows are computed from (its units and the truncates
+    of its tables); a run recomputes exactly the buckets whose fingerprint changed and overwrites
+    those partitions, so the result is the full refresh's, late events included.
+    Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
+    that are read several times, and a plan that repeats its inputs grows with every reuse.
+-#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='insert_overwrite',
+    partition_by=['key_bucket'],
+    on_schema_change='fail',
+) }}
+
+{%- set change_order = 'sequence, sub_order, event_id' %}
+{#- What a change row says besides its folded image; every step carries these columns. -#}
+{%- set action_attributes = [
+    'key_bucket', 'bucket_fingerprint', 'table_key', 'row_key', 'is_keyed', 'source_name', 'dialect',
+    'tenant_name', 'database_name', 'schema_name', 'table_name', 'primary_key_columns', 'event_id', 'op',
+    'sequence', 'sub_order', 'event_ts', 'emitted_ts', 'landing_timestamp', 'change_kind', 'starts_row',
+] %}
+{#- What a truncate's spawned delete takes from the truncate event itself. -#}
+{%- set truncate_attributes = ['event_id', 'op', 'sequence', 'event_ts', 'emitted_ts', 'landing_timestamp'] %}
+
+with events as (
+    select
+        *,
+        {{ cdc_table_key() }} as table_key,
+        coalesce(size(primary_key_columns), 0) > 0 as is_keyed
+    from {{ ref('int_change_events') }}
+    where
+        (event_kind = 'ROW' and op in ('INSERT', 'SNAPSHOT', 'UPDATE', 'UPDATE_AFTER', 'DELETE'))
+        or op = 'TRUNCATE'
+),
+
+-- Truncates cut a table's history into epochs: epoch n = after the table's n-th truncate.
+-- A table has few truncates: they travel as one small array per table.
+table_truncates as (
+    select
+        table_key,
+        array_sort(collect_list(named_struct(
+            'sequence', sequence, 'event_id', event_id, 'op', op, 'event_ts', event_ts,
+            'emitted_ts', emitted_ts, 'landing_timestamp', landing_timestamp
+        ))) as truncates
+    from events
+    where op = 'TRUNCATE'
+    group by table_key
+),
+
+-- The identity each row event leaves and the one it reaches, from the event alone.
+images as (
+    select
+        *,
+        -- the row before the change: key columns a partial before image lacks are unchanged
+        {{ cdc_overlay('after', 'before') }} as leaving_image,
+        {{ cdc_overlay('before', 'after') }} as reaching_image
+    from events
+    where op <> 'TRUNCATE'
+),
+
+moves as (
+    select
+        *,
+        case
+            when is_keyed and exists(leaving_key_values, v -> v is null) then primary_key
+            when is_keyed then to_json(leaving_key_values)
+            else sha2({{ cdc_map_json('leaving_image') }}, 256)
+        end as leaving_identity,
+        case
+            when is_keyed then primary_key
+            else sha2({{ cdc_map_json('reaching_image') }}, 256)
+        end as reaching_identity
+    from (
+        select
+            *,
+            transform(primary_key_columns, c -> leaving_image[c]) as leaving_key_values
+        from images
+    ) as keyed_images
+),
+
+-- A unit is one identity touched by one event: -1 leaves it, +1 starts it, 0 updates in place.
+unit_candidates as (
+    select
+        *,
+        array(
+            case
+                when op = 'DELETE' or (op in ('UPDATE', 'UPDATE_AFTER') and not keeps_identity)
+                    then named_struct('unit_sign', -1, 'sub_order', 0, 'identity', leaving_identity)
+            end,
+            case
+                when op in ('INSERT', 'SNAPSHOT', 'UPDATE', 'UPDATE_AFTER')
+                    then named_struct(
+                            'unit_sign', case when keeps_identity then 0 else 1 end,
+                            'sub_order', 1,
+                            'identity', reaching_identity
+                        )
+            end
+        ) as candidates
+    from (
+        select
+            *,
+            op in ('UPDATE', 'UPDATE_AFTER') and leaving_identity = reaching_identity as keeps_identity
+        from moves
+    ) as identity_moves
+),
+
+units as (
+    select
+        unit_candidates.*,
+        unit.unit_sign,
+        unit.sub_order,
+        unit.identity,
+        pmod(xxhash64(unit_candidates.table_key, unit.identity), {{ cdc_row_buckets() }}) as key_bucket
+    from unit_candidates
+        lateral view inline(filter(candidates, c -> c is not null)) unit as unit_sign, sub_order, identity
+),
+
+-- Each unit with its table's truncates (its epoch, and what its fingerprint covers).
+hashed_units as (
+    select
+        units.*,
+        coalesce(table_truncates.truncates, array()) as truncates,
+        size(filter(coalesce(table_truncates.truncates, array()), t -> t.sequence <= units.sequence)) as epoch,
+        xxhash64(to_json(named_struct(
+            'event_id', units.event_id, 'unit_sign', units.unit_sign, 'identity', units.identity,
+            'source_name', units.source_name, 'dialect', units.dialect, 'tenant_name', units.tenant_name,
+            'database_name', units.database_name, 'schema_name', units.schema_name,
+            'table_name', units.table_name, 'primary_key_columns', units.primary_key_columns, 'op', units.op,
+            'sequence', units.sequence, 'event_ts', units.event_ts, 'emitted_ts', units.emitted_ts,
+            'landing_timestamp', units.landing_timestamp, 'before', {{ cdc_map_json('units.before') }},
+            'before_is_partial', units.before_is_partial, 'after', {{ cdc_map_json('units.after') }},
+            'after_is_partial', units.after_is_partial, 'truncates', table_truncates.truncates
+        ))) as input_hash
+    from units
+    left join table_truncates on units.table_key = table_truncates.table_key
+),
+
+bucket_fingerprints as (
+    select
+        key_bucket,
+        bit_xor(input_hash) as bucket_fingerprint
+    from hashed_units
+    group by key_bucket
+),
+
+{% if is_incremental() %}
+    built_buckets as (
+        select distinct
+            key_bucket,
+            bucket_fingerprint
+        from {{ this }}
+    ),
+{% endif %}
+
+buckets_to_build as (
+    select
+        bucket_fingerprints.key_bucket,
+        bucket_fingerprints.bucket_fingerprint
+    from bucket_fingerprints
+    {%- if is_incremental() %}
+    left anti join built_buckets
+        on
+            bucket_fingerprints.key_bucket = built_buckets.key_bucket
+            and bucket_fingerprints.bucket_fingerprint = built_buckets.bucket_fingerprint
+    {%- endif %}
+),
+
+counted_units as (
+    select
+        hashed_units.*,
+        buckets_to_build.bucket_fingerprint,
+        count_if(hashed_units.unit_sign = 1) over copy_order as copies_added,
+        count_if(hashed_units.unit_sign = -1) over copy_order as copies_removed
+    from hashed_units
+    inner join buckets_to_build on hashed_units.key_bucket = buckets_to_build.key_bucket
+    window copy_order as (
+        partition by hashed_units.table_key, hashed_units.identity, hashed_units.epoch
+        order by hashed_units.sequence, hashed_units.sub_order, hashed_units.event_id
+        rows between unbounded preceding and current row
+    )
+),
+
+-- Identical copies of a keyless row are numbered in the order they appeared; a change that
+-- leaves such an image ends the oldest open copy (first in, first out), as the source's
+-- "delete one of several identical rows" cannot say which copy it meant. An update that keeps
+-- the image (unit 0) stays on the oldest copy. A keyed row's identity is its key.
+identified_units as (
+    select
+        *,
+        case
+            when is_keyed then identity
+            else to_json(named_struct(
+                    'row_image_sha256', identity,
+                    'occurrence', case
+                        when unit_sign = 1 then copies_added
+                        when unit_sign = -1 then copies_removed
+                        else copies_removed + 1
+                    end
+                ))
+        end as row_key
+    from counted_units
+),
+
+classified_units as (
+    select
+        *,
+        case when unit_sign >= 0 then 'upsert' else 'delete' end as change_kind,
+        unit_sign = 1 as starts_row,
+        case when unit_sign >= 0 then after end as applied_after,
+        unit_sign >= 0 and after is not null and not coalesce(after_is_partial, false) as after_is_full
+    from identified_units
+),
+
+-- A full image (is_partial false or unknown) is the whole row: it replaces the fold instead of
+-- merging into it, so a column dropped at the source leaves the row. A full after image makes
+-- the before image irrelevant.
+row_actions as (
+    select
+        *,
+        case when after_is_full then null else before end as applied_before,
+        starts_row
+        or after_is_full
+        or (not after_is_full and before is not null and not coalesce(before_is_partial, false)) as resets_fold,
+        lead(epoch) over (partition by table_key, row_key order by {{ change_order }}) as next_epoch
+    from classified_units
+),
+
+-- A row live at the end of its epoch is deleted by the truncate that closes the epoch: the
+-- last change of each (row, epoch) that is an upsert spawns that delete.
+action_candidates as (
+    select
+        array(
+            named_struct(
+                {%- for column in action_attributes %}
+                    '{{ column }}', {{ column }},
+                {%- endfor %}
+                'applied_before', applied_before,
+                'applied_after', applied_after,
+                'resets_fold', resets_fold
+            ),
+            case
+                when
+                    change_kind = 'upsert'
+                    and (next_epoch is null or next_epoch > epoch)
+                    and size(truncates) > epoch
+                    then named_struct(
+                            {%- for column in action_attributes %}
+                                {%- if column in truncate_attributes %}
+                                    '{{ column }}', truncates[epoch].{{ column }},
+                                {%- elif column == 'sub_order' %}
+                                    'sub_order', 0,
+                                {%- elif column == 'change_kind' %}
+                                    'change_kind', 'delete',
+                                {%- elif column == 'starts_row' %}
+                                    'starts_row', false,
+                                {%- else %}
+                                    '{{ column }}', {{ column }},
+                                {%- endif %}
+                            {%- endfor %}
+                            'applied_before', cast(null as map<string, string>),
+                            'applied_after', cast(null as map<string, string>),
+                            'resets_fold', false
+                        )
+            end
+        ) as candidates
+    from row_actions
+),
+
+all_actions as (
+    select action.*
+    from action_candidates
+        lateral view inline(filter(candidates, candidate -> candidate is not null)) action
+),
+
+action_kinds as (
+    select
+        *,
+        lag(change_kind) over (partition by table_key, row_key order by {{ change_order }}) as previous_kind
+    from all_actions
+),
+
+-- A segment is one stretch of a row's life that folds independently: it starts where an image
+-- resets the fold or the row comes back after a delete.
+segmented as (
+    select
+        *,
+        sum(case when resets_fold or previous_kind = 'delete' then 1 else 0 end) over (
+            partition by table_key, row_key
+            order by {{ change_order }}
+            rows between unbounded preceding and current row
+        ) as segment
+    from action_kinds
+),
+
+segment_columns as (
+    select
+        *,
+        array_distinct(flatten(collect_list(array_union(
+            map_keys(coalesce(applied_before, map())),
+            map_keys(coalesce(applied_after, map()))
+        )) over (partition by table_key, row_key, segment))) as column_names
+    from segmented
+),
+
+-- One cell per change and column of its segment (a change carrying no column keeps one empty cell).
+cells as (
+    select
+        *,
+        case
+            when map_contains_key(coalesce(applied_after, map()), column_name)
+                then named_struct('value', applied_after[column_name])
+            when map_contains_key(coalesce(applied_before, map()), column_name)
+                then named_struct('value', applied_before[column_name])
+        end as carried_value
+    from segment_columns
+        lateral view explode_outer(column_names) carried as column_name
+),
+
+folded_cells as (
+    select
+        {{ action_attributes | join(', ') }},
+        segment,
+        column_name,
+        last(carried_value, true) over (
+            partition by table_key, row_key, segment, column_name
+            order by {{ change_order }}
+            rows between unbounded preceding and current row
+        ) as folded_value
+    from cells
+),
+
+folded_rows as (
+    select
+        {{ action_attributes | join(', ') }},
+        segment,
+        map_from_entries(array_sort(collect_list(
+            case when folded_value is not null then struct(column_name, folded_value.value) end
+        ))) as row_values
+    from folded_cells
+    group by {{ action_attributes | join(', ') }}, segment
+)
+
+select
+    sha2(concat_ws('|', table_key, row_key, event_id), 256) as action_id,
+    table_key,
+    source_name,
+    dialect,
+    tenant_name,
+    database_name,
+    schema_name,
+    table_name,
+    primary_key_columns,
+    row_key,
+    case when is_keyed then 'primary_key' else 'row_image' end as row_identity,
+    event_id,
+    op,
+    change_kind,
+    starts_row,
+    sequence,
+    sub_order,
+    segment,
+    event_ts,
+    emitted_ts,
+    landing_timestamp,
+    row_values,
+    {{ cdc_map_json('row_values') }} as row_values_json,
+    change_kind = 'delete' as is_deleted,
+    bucket_fingerprint,
+    key_bucket
+from folded_rows

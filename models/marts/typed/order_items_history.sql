@@ -1,0 +1,1 @@
+{{ cdc_typed_history('order_items') }}
