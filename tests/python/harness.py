@@ -181,7 +181,8 @@ def built_relations() -> dict[str, str]:
     for schema in (MART_SCHEMA, INTERMEDIATE_SCHEMA):
         for table in spark.sql(f"show tables in {schema}").collect():
             name = table["tableName"]
-            if name.endswith("__dbt_tmp"):  # an incremental run's transient view
+            # Temporary views of other tests are listed in every schema; __dbt_tmp is an incremental's.
+            if table["isTemporary"] or name.endswith("__dbt_tmp"):
                 continue
             if spark.sql(f"describe table extended {schema}.{name}").where("col_name = 'Type'").first()[1] != "VIEW":
                 relations[name] = f"{schema}.{name}"

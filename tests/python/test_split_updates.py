@@ -49,7 +49,7 @@ def row_ops(events: list[dict[str, Any]]) -> list[str]:
 
 
 def values(rows: list[dict[str, Any]]) -> list[str]:
-    return sorted(json.dumps(r["row_values"], sort_keys=True) for r in rows if not r["is_deleted"])
+    return sorted(json.dumps(r["row_values"], sort_keys=True) for r in rows if not r.get("is_deleted", False))
 
 
 @pytest.fixture(scope="module")
