@@ -152,8 +152,15 @@
                 then null
             else try_cast({{ text }} as {{ spark_type }})
         end
-    {%- elif spark_type == 'timestamp' and logical_type == 'zoned_datetime' -%}
-        try_cast(substring_index({{ text }}, '[', 1) as timestamp)
+    {%- elif spark_type in ('date', 'timestamp', 'timestamp_ntz') -%}
+        {#- Spark also casts `-9257` or `+25425-01-01` to a date (years beyond 1..9999 that most
+            clients cannot read): schema-less Debezium sends epoch days as bare numbers. Only text
+            that starts with a 4-digit year 0001..9999 and a month and day is cast. -#}
+        case
+            when trim({{ text }}) rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}'
+                then try_cast({{ "substring_index(" ~ text ~ ", '[', 1)" if logical_type == 'zoned_datetime' else text }}
+                    as {{ spark_type }})
+        end
     {%- elif spark_type == 'interval year to month' -%}
         {{ cdc_typed_iso_year_month(text) }}
     {%- elif spark_type == 'interval day to second' -%}

@@ -225,6 +225,28 @@ def test_the_model_filters_on_escaped_literals_and_quotes_every_column() -> None
     assert "row_values['a`b c'] is not null\n                        and `a``b c` is null" in sql
 
 
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("text", "spark_type", "expected"),
+    [
+        ("2024-02-29", "date", dt.date(2024, 2, 29)),
+        ("0001-01-01", "date", dt.date(1, 1, 1)),
+        # Schema-less Debezium sends a date as epoch days: Spark alone would make that year -9257.
+        ("-9257", "date", None),
+        ("+25425-01-01", "date", None),
+        ("0000-01-01", "date", None),
+        ("2023-02-29", "date", None),
+        ("2024-01-02 03:04:05.5", "timestamp_ntz", dt.datetime(2024, 1, 2, 3, 4, 5, 500000)),
+        ("1700000000", "timestamp_ntz", None),
+        ("12024-01-02 03:04:05", "timestamp_ntz", None),
+    ],
+)
+def test_dates_cast_only_from_iso_text_of_years_1_to_9999(text: str, spark_type: str, expected: Any) -> None:
+    cast = call_macro("cdc_typed_cast", "t.v", spark_type, spark_type)
+    literal = call_macro("cdc_string_literal", text)
+    assert spark_session().sql(f"select {cast} as x from values ({literal}) as t(v)").first()["x"] == expected
+
+
 # ---------------------------------------------------------------- Spark: the pipeline
 FEED = "typed_canal"
 ODD_FEED = "typed_odd"
