@@ -29,6 +29,20 @@
     cdc_canonical_image('{{ dialect }}', {{ values }}, {{ source_types }}, '{{ var("source_time_zone") }}')
 {%- endmacro %}
 
+{% macro cdc_new_landing_rows() -%}
+    {#- The `where` clause of a staging model's landing import: on an incremental run, only the loads
+        of each feed landed after the newest one of that feed this model has staged. One writer per
+        feed stamps every load later than its last (the loader and the ingestion job of
+        docs/landing.md do), and every landed message leaves at least one staged row, so nothing is
+        skipped or staged twice; feeds written concurrently do not hide each other's loads. -#}
+    {%- if is_incremental() %}
+    where landed_at > coalesce(
+        (select max(staged.landed_at) from {{ this }} as staged where staged.source_name = feed),
+        timestamp'1900-01-01 00:00:00Z'
+    )
+    {%- endif %}
+{%- endmacro %}
+
 {#- ---------------------------------------------------------------- JSON messages (SQL staging models) -#}
 
 {% macro cdc_exact_json(text) -%}
@@ -72,6 +86,7 @@ landing as (
         value,
         landed_at
     from {{ relation }}
+    {{ cdc_new_landing_rows() }}
 ),
 
 texts as (

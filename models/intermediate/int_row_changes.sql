@@ -43,7 +43,8 @@ with events as (
     select
         *,
         {{ cdc_table_key() }} as table_key,
-        coalesce(size(primary_key_columns), 0) > 0 as is_keyed
+        -- SharePlex names no key columns but identifies the row (meta.rowid): its primary_key
+        coalesce(size(primary_key_columns), 0) > 0 or primary_key is not null as is_keyed
     from {{ ref('int_change_events') }}
     where
         (event_kind = 'ROW' and op in ('INSERT', 'SNAPSHOT', 'UPDATE', 'UPDATE_AFTER', 'DELETE'))
@@ -79,7 +80,8 @@ moves as (
     select
         *,
         case
-            when is_keyed and exists(leaving_key_values, v -> v is null) then primary_key
+            when is_keyed and (size(leaving_key_values) = 0 or exists(leaving_key_values, v -> v is null))
+                then primary_key
             when is_keyed then to_json(leaving_key_values)
             else sha2({{ cdc_map_json('leaving_image') }}, 256)
         end as leaving_identity,

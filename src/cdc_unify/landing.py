@@ -314,3 +314,19 @@ def load_files(
 ) -> LoadResult:
     """Validate then land files: nothing is written unless every file is good."""
     return write_load(spark, prepare_load(dialect, feed, paths), allow_duplicates)
+
+
+def landed_since(landing: DataFrame, staged: DataFrame | None) -> DataFrame:
+    """The landing rows a staging model decodes: all of them on a full build (`staged` None),
+    else only the loads of each feed landed after the newest one of that feed already staged
+    (macros/staging.sql `cdc_new_landing_rows` is the SQL models' copy of this rule). No driver
+    round trip: the watermarks join in as a small aggregate."""
+    if staged is None:
+        return landing
+    watermarks = staged.groupBy(F.col("source_name").alias("_staged_feed")).agg(
+        F.max("landed_at").alias("_staged_until")
+    )
+    kept = landing.join(watermarks, landing["feed"] == watermarks["_staged_feed"], "left").where(
+        F.col("_staged_until").isNull() | (F.col("landed_at") > F.col("_staged_until"))
+    )
+    return kept.drop("_staged_feed", "_staged_until")

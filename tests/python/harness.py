@@ -30,6 +30,7 @@ _STATE: dict[str, Any] = {}
 LANDED_AT = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)
 MART_SCHEMA = "cdc_unify"
 INTERMEDIATE_SCHEMA = "cdc_unify_intermediate"
+STAGING_SCHEMA = "cdc_unify_staging"
 
 
 def harness_root() -> Path:
@@ -109,7 +110,8 @@ def land_messages(
 
 
 def _run_staging(dialect: str, dbt_vars: dict | None) -> list[dict]:
-    result = run_dbt("run", "--select", f"stg_{dialect}__changes", dbt_vars=dbt_vars)
+    # Staging models are incremental: a fresh landing table is staged from scratch.
+    result = run_dbt("run", "--full-refresh", "--select", f"stg_{dialect}__changes", dbt_vars=dbt_vars)
     # results also hold the on-run-start hook: take the staging model's own result.
     relation = next(r.node.relation_name for r in result.result.results if r.node.name == f"stg_{dialect}__changes")
     staged = spark_session().table(relation).orderBy("landing_partition", "landing_offset", "row_index")
@@ -175,10 +177,11 @@ def table_rows(relation: str) -> list[dict[str, Any]]:
 
 
 def built_relations() -> dict[str, str]:
-    """Every table-materialised intermediate and mart model, by name (views are read through them)."""
+    """Every table-materialised staging, intermediate and mart model, by name (views are read
+    through them)."""
     spark = spark_session()
     relations = {}
-    for schema in (MART_SCHEMA, INTERMEDIATE_SCHEMA):
+    for schema in (MART_SCHEMA, INTERMEDIATE_SCHEMA, STAGING_SCHEMA):
         for table in spark.sql(f"show tables in {schema}").collect():
             name = table["tableName"]
             # Temporary views of other tests are listed in every schema; __dbt_tmp is an incremental's.

@@ -363,6 +363,7 @@ def test_invalid_utf8_in_an_avro_string_is_invalid_utf8():
 def test_short_values_that_are_no_record_are_fillers_longer_ones_are_quarantined():
     filler = stage(bytes(48))
     assert (filler["message_status"], filler["event_kind"], filler["op"]) == ("decoded", "OTHER", "NOOP")
+    assert (filler["primary_key_columns"], filler["primary_key_source"]) == ([], "none")
     assert stage(bytes(49))["error_code"] == "invalid_avro"
     tombstone = stage(None, offset=9)
     assert (tombstone["message_status"], tombstone["event_kind"], tombstone["error_code"]) == ("tombstone", None, None)

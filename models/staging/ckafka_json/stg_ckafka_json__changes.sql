@@ -193,11 +193,17 @@ decoded as (
                 then concat(binlog_name, ':', binlog_pos)
         end as source_position,
         case when is_format_one then global_id end as transaction_id,
-        {#- binlog file index * 2^32 + offset: sortable across file rotations -#}
-        case
-            when is_format_one
-                then try_add(try_multiply(binlog_file_index, 4294967296), try_cast(binlog_pos as bigint))
-        end as position_number,
+        {#- The event's second, then its binlog position (file index * 2^32 + offset) within that
+            second: DDL arrives in Canal shape without a binlog position, and a TRUNCATE must still
+            sort between the DML before and after it. Within one second a DDL sorts after the DML. -#}
+        cast(unix_seconds(event_ts) as decimal(38, 0)) * 10000000000000000
+        + coalesce(
+            case
+                when is_format_one
+                    then try_add(try_multiply(binlog_file_index, 4294967296), try_cast(binlog_pos as bigint))
+            end,
+            9999999999999999
+        ) as position_number,
         case when ddl_op is not null then sql_text end as ddl_statement,
         case when ddl_op = 'CREATE' then {{ canal_create_table_primary_key('sql_text') }} end as created_key,
         cast(0 as int) as row_index,
@@ -205,27 +211,72 @@ decoded as (
     from canonical
 ),
 
+{# An incremental run sees only the new loads: a table created in an earlier run takes the key of
+    the latest CREATE TABLE already staged. #}
+{% if is_incremental() %}
+    staged_creates as (
+        select
+            source_name as feed,
+            database_name,
+            table_name,
+            event_ts,
+            landing_partition,
+            landing_offset,
+            {{ canal_create_table_primary_key('ddl_statement') }} as created_key
+        from {{ this }}
+        where op = 'CREATE' and error_code is null
+    ),
+
+    prior_keys as (
+        select
+            feed,
+            database_name,
+            table_name,
+            max_by(created_key, struct(event_ts, landing_partition, landing_offset)) as prior_key
+        from staged_creates
+        where created_key is not null
+        group by feed, database_name, table_name
+    ),
+{% else %}
+    prior_keys as (
+        select
+            cast(null as string) as feed,
+            cast(null as string) as database_name,
+            cast(null as string) as table_name,
+            cast(null as array<string>) as prior_key
+        where false
+    ),
+{% endif %}
+
 key_sources as (
     select
-        *,
+        decoded.*,
         element_at(
             from_json(
                 '{{ primary_keys_json | replace("\\", "\\\\") | replace("'", "\\'") }}',
                 'map<string, array<string>>'
             ),
-            concat(database_name, '.', table_name)
+            concat(decoded.database_name, '.', decoded.table_name)
         ) as configured_key,
         {#- the latest CREATE TABLE of this table up to this event; seconds, as format one's TIME has no more -#}
-        last(case when error_code is null then created_key end, true) over (
-            partition by feed, database_name, table_name
-            order by
-                unix_seconds(event_ts),
-                case when error_code is null and created_key is not null then 0 else 1 end,
-                `partition`,
-                `offset`
-            rows between unbounded preceding and current row
+        coalesce(
+            last(case when decoded.error_code is null then decoded.created_key end, true) over (
+                partition by decoded.feed, decoded.database_name, decoded.table_name
+                order by
+                    unix_seconds(decoded.event_ts),
+                    case when decoded.error_code is null and decoded.created_key is not null then 0 else 1 end,
+                    decoded.`partition`,
+                    decoded.`offset`
+                rows between unbounded preceding and current row
+            ),
+            prior_keys.prior_key
         ) as ddl_key
     from decoded
+    left join prior_keys
+        on
+            decoded.feed = prior_keys.feed
+            and decoded.database_name = prior_keys.database_name
+            and decoded.table_name = prior_keys.table_name
 ),
 
 keyed as (

@@ -2,12 +2,11 @@
     DataWorks "sync whole database to Kafka" JSON, versions 0.0.1 / 1.0.0 (spec 001) -> the
     staged contract.  One message = one event.  docs/dialects/dataworks_json.md.
 -#}
-{{ config(materialized='table') }}
-
 with
 
 landing as (
     select * from {{ source('landing', 'dataworks_json') }}
+    {{ cdc_new_landing_rows() }}
 ),
 
 texts as (

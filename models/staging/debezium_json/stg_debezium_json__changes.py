@@ -7,10 +7,12 @@ with mapInArrow, never row by row on the driver.  docs/dialects/debezium_json.md
 
 from cdc_unify.contract import LANDING_COLUMNS, staged_schema_ddl
 from cdc_unify.decoders.debezium_json import decode_arrow_batches
+from cdc_unify.landing import landed_since
 
 
 def model(dbt, session):
-    dbt.config(materialized="table")
-    landing = dbt.source("landing", "debezium_json")
+    # Incremental (dbt_project.yml): a run decodes only the loads landed since the last one.
+    staged = session.table(str(dbt.this)) if dbt.is_incremental else None
+    landing = landed_since(dbt.source("landing", "debezium_json"), staged)
     columns = [f"`{name}`" for name, _ in LANDING_COLUMNS]
     return landing.select(*columns).mapInArrow(decode_arrow_batches, staged_schema_ddl())

@@ -2,12 +2,11 @@
     OceanBase OMS "Dataworks" JSON, version 2.0 (spec 003) -> the staged contract.  One message =
     one event.  docs/dialects/oms_dataworks_json.md.
 -#}
-{{ config(materialized='table') }}
-
 with
 
 landing as (
     select * from {{ source('landing', 'oms_dataworks_json') }}
+    {{ cdc_new_landing_rows() }}
 ),
 
 texts as (
@@ -220,7 +219,12 @@ events as (
         ) as error_text,
         staged_op as event_op,
         coalesce(array_distinct(filter(msg['schema']['pk'], c -> c is not null)), array()) as key_columns,
-        case when scn rlike '^[0-9]{1,38}$' then cast(scn as decimal(38, 0)) end as position_number,
+        {#- The event's millisecond, then the scn within it: OMS sends scn "null" on some messages,
+            and a message without a position must not sort before every message with one. An scn
+            of more than 16 digits orders only by time. -#}
+        cast(event_ms as decimal(38, 0)) * 10000000000000000
+        + coalesce(case when scn rlike '^[0-9]{1,16}$' then cast(scn as decimal(38, 0)) end, 9999999999999999)
+            as position_number,
         timestamp_millis(event_ms) as event_time,
         case
             when scn is not null then concat(scn, '|', raw_op)

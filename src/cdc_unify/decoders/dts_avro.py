@@ -765,6 +765,8 @@ def stage_message(feed: str, topic: str, partition: int, offset: int, value: byt
                     "message_status": "decoded",
                     "event_kind": "OTHER",
                     "op": "NOOP",
+                    "primary_key_columns": [],
+                    "primary_key_source": "none",
                     "natural_id": twins.landing_natural_id("filler", topic, partition, offset),
                 }
             else:
