@@ -8,8 +8,17 @@
       half, before image of the BEFORE half). A half whose partner has not landed stays an
       event with its own op, so nothing disappears while it waits.
     Images stay as the message sent them here; int_row_changes folds them into full rows.
+    Incremental: rows live in `event_bucket` partitions, a hash of the event id or, for a split
+    update's half, of its pair key, so redeliveries and both halves of a pair share a bucket. A run
+    rebuilds, from all their staged rows, the buckets that rows landed since the last run fall in
+    (per feed: landed_at after the newest this model holds) and overwrites only those partitions.
 -#}
-{{ config(materialized='table') }}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='insert_overwrite',
+    partition_by=['event_bucket'],
+    on_schema_change='fail',
+) }}
 
 {% set columns = cdc_change_event_column_names() %}
 {% set pair_key = [
@@ -38,9 +47,43 @@
 {% endfor %}
 
 with decoded as (
-    select *
+    select
+        *,
+        pmod(
+            case
+                when op in ('UPDATE_BEFORE', 'UPDATE_AFTER') and source_position is not null
+                    then xxhash64({{ pair_key | join(', ') }})
+                else xxhash64(event_id)
+            end,
+            {{ cdc_row_buckets() }}
+        ) as event_bucket
     from {{ ref('int_staged_events') }}
     where message_status = 'decoded'
+),
+
+{% if is_incremental() %}
+    built_until as (
+        select
+            source_name,
+            max(landed_at) as landed_until
+        from {{ this }}
+        group by source_name
+    ),
+
+    touched_buckets as (
+        select distinct decoded.event_bucket
+        from decoded
+        left join built_until on decoded.source_name = built_until.source_name
+        where built_until.landed_until is null or decoded.landed_at > built_until.landed_until
+    ),
+{% endif %}
+
+bucket_events as (
+    select decoded.*
+    from decoded
+    {%- if is_incremental() %}
+    left semi join touched_buckets on decoded.event_bucket = touched_buckets.event_bucket
+    {%- endif %}
 ),
 
 deliveries as (
@@ -51,7 +94,7 @@ deliveries as (
             order by landed_at, landing_timestamp, landing_topic, landing_partition, landing_offset, row_index
         ) as delivery_rank,
         count(*) over (partition by event_id) as delivery_count
-    from decoded
+    from bucket_events
 ),
 
 first_deliveries as (
@@ -99,7 +142,9 @@ pairs as (
 ),
 
 paired_updates as (
-    select {{ paired_columns | join(', ') }}
+    select
+        {{ paired_columns | join(', ') }},
+        after_half.event_bucket
     from first_deliveries as after_half
     inner join pairs on after_half.event_id = pairs.after_event_id
 ),
@@ -111,7 +156,9 @@ paired_event_ids as (
 ),
 
 unpaired_events as (
-    select events.{{ columns | join(', events.') }}
+    select
+        events.{{ columns | join(', events.') }},
+        events.event_bucket
     from first_deliveries as events
     left anti join paired_event_ids on events.event_id = paired_event_ids.event_id
 ),
@@ -122,5 +169,7 @@ canonical_events as (
     select * from unpaired_events
 )
 
-select {{ columns | join(', ') }}
+select
+    {{ columns | join(', ') }},
+    event_bucket
 from canonical_events

@@ -28,9 +28,12 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 _STATE: dict[str, Any] = {}
 # Landing rows of a test get a fixed landed_at, so staged output does not depend on the clock.
 LANDED_AT = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)
-MART_SCHEMA = "cdc_unify"
-INTERMEDIATE_SCHEMA = "cdc_unify_intermediate"
-STAGING_SCHEMA = "cdc_unify_staging"
+# Tests build into the profile's default schema (staging tests rebuild their own model there);
+# the shared workload has schemas of its own, so no other test's build changes what it reads.
+DEFAULT_SCHEMA = "cdc_unify"
+MART_SCHEMA = "cdc_e2e"
+INTERMEDIATE_SCHEMA = f"{MART_SCHEMA}_intermediate"
+STAGING_SCHEMA = f"{MART_SCHEMA}_staging"
 
 
 def harness_root() -> Path:
@@ -57,7 +60,7 @@ def run_dbt(*args: str, dbt_vars: dict | None = None, schema: str | None = None)
     if dbt_vars:
         cli += ["--vars", json.dumps(dbt_vars)]
     previous = os.environ.get("CDC_UNIFY_SCHEMA")
-    os.environ["CDC_UNIFY_SCHEMA"] = schema or MART_SCHEMA
+    os.environ["CDC_UNIFY_SCHEMA"] = schema or DEFAULT_SCHEMA
     try:
         result = dbtRunner().invoke(cli)
     finally:
@@ -146,9 +149,9 @@ def stage_generated(
     return _run_staging(dialect, dbt_vars)
 
 
-# --- One generated workload through every layer, shared by the marts, typed-marts, analyses and
-# docs tests. Built once per pytest process; later tests may read the built tables, but must not
-# rebuild intermediate or mart models (staging tests rebuild only their own staging model).
+# --- One generated workload through every layer, in the schemas cdc_e2e*, shared by the marts and
+# analyses tests. Built once per pytest process; tests read its snapshots or its tables and never
+# build into its schemas.
 
 WORKLOAD_EVENTS = 300
 WORKLOAD_SEED = 11
@@ -169,7 +172,8 @@ def land_batch(out_dir: Path, dialect: str, batch: int, replace: bool) -> None:
 def build_all(full_refresh: bool = False) -> Any:
     """`dbt run` of every layer (staging, intermediate, marts) over every dialect."""
     flags = ["--full-refresh"] if full_refresh else []
-    return run_dbt("run", *flags, "--select", "path:models/staging", "path:models/intermediate", "path:models/marts")
+    layers = ("path:models/staging", "path:models/intermediate", "path:models/marts")
+    return run_dbt("run", *flags, "--select", *layers, schema=MART_SCHEMA)
 
 
 def table_rows(relation: str) -> list[dict[str, Any]]:

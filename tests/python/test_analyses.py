@@ -1,9 +1,10 @@
-"""The analyst queries of analyses/: compiled by dbt and run on a small generated build.
+"""The analyst queries of analyses/: compiled by dbt and run on the shared workload's build
+(tests/python/harness.py `workload_build`), asked about its cloudcanal_json feed.
 
 Each result is compared with the same question answered here in Python from the marts' rows
 (and the table as of an instant also with the generator's truth), so a query that filters,
-groups or ranks wrongly fails. One dialect with millisecond commit times (cloudcanal_json),
-two loads an hour apart, late messages in the second one.
+groups or ranks wrongly fails. The feed's dialect has millisecond commit times; its two loads
+land an hour apart, with late messages in the second one.
 """
 
 from __future__ import annotations
@@ -16,21 +17,17 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from pyspark.sql import functions as F
 
-from cdc_unify import landing
-from cdc_unify.generator.run import generate
 from cdc_unify.generator.truth import TableTruth, load_truth
-from harness import REPO_ROOT, run_dbt, spark_session
+from harness import BATCH_LANDED_AT, MART_SCHEMA, REPO_ROOT, run_dbt, spark_session, workload_feed
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 DIALECT = "cloudcanal_json"
-FEED = "analyses_cloudcanal_json"
+FEED = workload_feed(DIALECT)
 AS_OF_TABLE = ("shop", "customers")
 TOP_N = 2
 TIME_ZONE = "America/New_York"  # the workload's instants are just after midnight UTC: the previous day there
-LOAD_AT = {1: dt.datetime(2024, 6, 1, 1, tzinfo=dt.UTC), 2: dt.datetime(2024, 6, 1, 2, tzinfo=dt.UTC)}
 LAG_NOW = dt.datetime(2024, 6, 2, 12, 30)
 MARTS = ("cdc_row_history", "cdc_change_events", "cdc_feed_health")
 Row = dict[str, Any]
@@ -69,29 +66,17 @@ def table_of(row: Row, feed_column: str = "feed") -> tuple:
 
 
 @pytest.fixture(scope="module")
-def workload(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out_dir = tmp_path_factory.mktemp("analyses")
-    manifest = generate(events=60, seed=1, out_dir=out_dir, dialects=(DIALECT,))
-    truth = load_truth(out_dir / "truth").tables[".".join(AS_OF_TABLE)]
-    return {"out_dir": out_dir, "manifest": manifest, "truth": truth, "as_of": quiet_instant(truth)}
+def analysed(workload: dict[str, Any]) -> dict[str, Any]:
+    """The shared workload (harness.workload_build) seen from DIALECT's feed."""
+    truth = load_truth(workload["out_dir"] / "truth").tables[".".join(AS_OF_TABLE)]
+    return {**workload, "truth": truth, "as_of": quiet_instant(truth)}
 
 
 @pytest.fixture(scope="module")
-def results(workload: dict[str, Any]) -> dict[str, Any]:
-    """Both loads landed and the marts built from scratch; every analysis compiled and run."""
-    spark = spark_session()
-    landing.create_landing_tables(spark)
-    spark.sql(f"truncate table {landing.landing_table(DIALECT)}")
-    for load, landed_at in LOAD_AT.items():
-        path = workload["out_dir"] / DIALECT / f"batch-{load}.parquet"
-        records, _ = landing.parquet_records(path.read_bytes())
-        landing.append_landing(
-            landing.kafka_to_landing(spark.createDataFrame(records), FEED, F.lit(landed_at)), DIALECT
-        )
-    # One set of vars for the build and the compile: dbt re-parses the project when they change.
+def results(analysed: dict[str, Any]) -> dict[str, Any]:
+    """Every analysis compiled against the shared workload's marts and run there."""
     dbt_vars = {
-        "cdc_dialects": [DIALECT],
-        "analysis_as_of": naive_utc(workload["as_of"]).isoformat(sep=" "),
+        "analysis_as_of": naive_utc(analysed["as_of"]).isoformat(sep=" "),
         "analysis_feed": FEED,
         "analysis_database": AS_OF_TABLE[0],
         "analysis_table": AS_OF_TABLE[1],
@@ -99,9 +84,9 @@ def results(workload: dict[str, Any]) -> dict[str, Any]:
         "analysis_time_zone": TIME_ZONE,
         "analysis_now": LAG_NOW.isoformat(sep=" "),
     }
-    run_dbt("run", "--full-refresh", "--select", *(f"+{mart}" for mart in MARTS), dbt_vars=dbt_vars)
-    marts = {mart: rows(spark.table(f"cdc_unify.{mart}").collect()) for mart in MARTS}
-    compiled = run_dbt("compile", "--select", "path:analyses", dbt_vars=dbt_vars)
+    spark = spark_session()
+    marts = {mart: rows(spark.table(f"{MART_SCHEMA}.{mart}").collect()) for mart in MARTS}
+    compiled = run_dbt("compile", "--select", "path:analyses", dbt_vars=dbt_vars, schema=MART_SCHEMA)
     analyses = {r.node.name: rows(spark.sql(r.node.compiled_code).collect()) for r in compiled.result.results}
     return {"marts": marts, "analyses": analyses}
 
@@ -116,8 +101,8 @@ def test_every_analysis_compiles_and_runs(results) -> None:
     assert all(results["analyses"][name] for name in files), "an analysis returned no row on the sample build"
 
 
-def test_table_as_of_gives_the_rows_valid_at_the_instant(workload, results) -> None:
-    as_of = naive_utc(workload["as_of"])
+def test_table_as_of_gives_the_rows_valid_at_the_instant(analysed, results) -> None:
+    as_of = naive_utc(analysed["as_of"])
     database, table = AS_OF_TABLE
     expected = {
         v["version_id"]
@@ -131,7 +116,7 @@ def test_table_as_of_gives_the_rows_valid_at_the_instant(workload, results) -> N
     assert expected
     assert {r["version_id"] for r in got} == expected
     assert {r["as_of"] for r in got} == {as_of}
-    source_rows = Counter(row_text(row) for row in workload["truth"].state_at(workload["as_of"]))
+    source_rows = Counter(row_text(row) for row in analysed["truth"].state_at(analysed["as_of"]))
     assert Counter(row_text(r["row_values"]) for r in got) == source_rows
 
 
@@ -245,4 +230,4 @@ def test_feed_lag(results) -> None:
         assert float(row["staleness_seconds"]) == pytest.approx(seconds(LAG_NOW, seen))
         assert float(row["seconds_since_last_landing"]) == pytest.approx(seconds(LAG_NOW, h["last_landed_at"]))
         assert row["landing_lag_seconds_p95"] == h["lag_seconds_p95"]
-    assert float(got[(FEED, DIALECT)]["seconds_since_last_landing"]) == seconds(LAG_NOW, naive_utc(LOAD_AT[2]))
+    assert float(got[(FEED, DIALECT)]["seconds_since_last_landing"]) == seconds(LAG_NOW, naive_utc(BATCH_LANDED_AT[2]))

@@ -185,7 +185,22 @@ def test_incremental_run_equals_full_refresh(workload) -> None:
 
 
 def test_data_tests_pass_on_the_built_marts(workload) -> None:
-    run_dbt("test", "--select", "path:models/intermediate", "path:models/marts", "--exclude", "test_type:unit")
+    selection = ("path:models/intermediate", "path:models/marts")
+    run_dbt("test", "--select", *selection, "--exclude", "test_type:unit", schema=MART_SCHEMA)
+
+
+def test_unit_tests_of_the_intermediate_and_mart_models_pass(workload) -> None:
+    """dbt's unit tests read their models' columns from the built relations: after the workload."""
+    selection = ("path:models/intermediate,test_type:unit", "path:models/marts,test_type:unit")
+    result = run_dbt("test", "--select", *selection, schema=MART_SCHEMA)
+    models = Path(__file__).resolve().parents[2] / "models"
+    defined = [
+        test["name"]
+        for path in [*models.glob("intermediate/**/*.yml"), *models.glob("marts/**/*.yml")]
+        for test in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("unit_tests", [])
+    ]
+    ran = [r.node.name for r in result.result.results if r.node.resource_type == "unit_test"]
+    assert sorted(ran) == sorted(defined)
 
 
 def test_every_column_is_described(workload) -> None:
