@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cdc_unify.canonical import fmt_instant, to_canonical
+from cdc_unify.generator.jsontext import plain_dumps, sorted_dumps
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Workload
 
 Row = dict[str, str | None]
@@ -38,13 +39,17 @@ _Formatter = tuple[str, Callable[[Any], str]]
 TRUTH_DIR = "truth"
 
 
+_plain_dumps = plain_dumps()
+_sorted_dumps = sorted_dumps()
+
+
 def key_text(values: Iterable[str | None]) -> str:
     """The staged `primary_key`: what Spark's `to_json(array<string>)` writes."""
-    return json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
+    return _plain_dumps(list(values))
 
 
 def row_text(row: Row) -> str:
-    return json.dumps(row, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return _sorted_dumps(row)
 
 
 def same_row(a: Row, b: Row) -> bool:
@@ -221,10 +226,6 @@ def _apply(table: TableTruth, change: SourceChange, at: dt.datetime, canon: _Can
 
 
 # ---------------------------------------------------------------- files
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-
-
 def _column_json(col: Column) -> dict[str, Any]:
     return {"name": col.name, "logical_type": col.logical_type, "mysql_type": col.mysql_type, "nullable": col.nullable}
 
@@ -259,14 +260,14 @@ def write_truth(truth: Truth, out_dir: Path) -> dict[str, dict[str, int]]:
         }
         with open(out_dir / f"{name}.state.jsonl", "w", encoding="utf-8", newline="\n") as fh:
             for v in current:
-                fh.write(_dumps({"key": v.key, "row": v.row}) + "\n")
+                fh.write(_sorted_dumps({"key": v.key, "row": v.row}) + "\n")
         with open(out_dir / f"{name}.history.jsonl", "w", encoding="utf-8", newline="\n") as fh:
             number, previous = 0, None
             for v in history:
                 number = number + 1 if v.key == previous else 1
                 previous = v.key
                 fh.write(
-                    _dumps(
+                    _sorted_dumps(
                         {
                             "key": v.key,
                             "version": number,
@@ -278,7 +279,7 @@ def write_truth(truth: Truth, out_dir: Path) -> dict[str, dict[str, int]]:
                     + "\n"
                 )
         counts[name] = {"rows": len(current), "versions": len(history)}
-    (out_dir / "tables.json").write_text(_dumps(catalog) + "\n", encoding="utf-8")
+    (out_dir / "tables.json").write_text(_sorted_dumps(catalog) + "\n", encoding="utf-8")
     return counts
 
 

@@ -11,8 +11,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cdc_unify.canonical import fmt_datetime, fmt_instant
-from cdc_unify.generator.faults import Record
+from cdc_unify.canonical import fmt_datetime
+from cdc_unify.generator.faults import Record, iso_instant
+from cdc_unify.generator.jsontext import sorted_dumps
 
 LANDING_SCHEMA = pa.schema(
     [
@@ -58,12 +59,11 @@ def json_default(value: Any) -> Any:
     """JSON of the times expected rows hold (event_ts, emitted_ts): canonical text.  Anything
     else that is not JSON is an encoder bug (values must be canonical text) and fails."""
     if isinstance(value, dt.datetime):
-        return fmt_instant(value) if value.tzinfo is not None else fmt_datetime(value)
+        return iso_instant(value) if value.tzinfo is not None else fmt_datetime(value)
     raise TypeError(f"cannot write {type(value).__name__} {value!r:.80} as JSON")
 
 
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=json_default)
+dumps = sorted_dumps(json_default)
 
 
 class JsonLines:
@@ -75,8 +75,7 @@ class JsonLines:
         self.count = 0
 
     def write(self, obj: dict[str, Any]) -> None:
-        self._fh.write(dumps(obj))
-        self._fh.write("\n")
+        self._fh.write(dumps(obj) + "\n")
         self.count += 1
 
     def __enter__(self) -> JsonLines:

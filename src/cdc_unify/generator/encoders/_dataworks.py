@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from cdc_unify.canonical import IntervalYM, to_canonical
+from cdc_unify.generator.jsontext import compact_dumps
 from cdc_unify.generator.truth import key_text
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -36,15 +37,8 @@ class RawJson(str):
     """JSON text written as is: a number's exact digits."""
 
 
-def dump_json(obj: Any) -> str:
-    """Compact JSON, non-ASCII unescaped, RawJson numbers verbatim, key order kept."""
-    if isinstance(obj, RawJson):
-        return str(obj)
-    if isinstance(obj, dict):
-        return "{" + ",".join(f"{dump_json(str(k))}:{dump_json(v)}" for k, v in obj.items()) + "}"
-    if isinstance(obj, (list, tuple)):
-        return "[" + ",".join(dump_json(v) for v in obj) + "]"
-    return json.dumps(obj, ensure_ascii=False)
+# Compact JSON, non-ASCII unescaped, RawJson numbers verbatim, key order kept.
+dump_json = compact_dumps(RawJson)
 
 
 def load_json(value: bytes) -> Any:

@@ -21,11 +21,13 @@ from __future__ import annotations
 import datetime as dt
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from cdc_unify.generator.model import Workload
+from cdc_unify.generator.model import TableSchema, Workload
+
+T = TypeVar("T")
 
 # Malformation kinds every dialect supports (the injector may ask for any of them).
 COMMON_MALFORMED_KINDS = ("invalid_json", "invalid_utf8", "missing_field", "unknown_op", "wrong_value_type")
@@ -49,6 +51,26 @@ class EncodedMessage:
     event_ts: dt.datetime  # source commit time of the (first) change in the message
     expected: tuple[dict[str, Any], ...] = field(default_factory=tuple)
     is_row_message: bool = True  # False for heartbeats, transaction markers, DDL
+
+
+class PerSchema(Generic[T]):
+    """`build(schema, *args)`, computed once per table schema object and arguments.
+
+    The workload shares one schema object among all changes of a table until its next DDL,
+    and whatever an encoder derives from the schema alone (column mappings, a schema's JSON
+    text) is the same for each of them.  The cache holds the schema, so its id stays unique.
+    """
+
+    def __init__(self, build: Callable[..., T]) -> None:
+        self._build = build
+        self._cache: dict[tuple[Any, ...], tuple[TableSchema, T]] = {}
+
+    def __call__(self, schema: TableSchema, *args: Hashable) -> T:
+        key = (id(schema), *args)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = (schema, self._build(schema, *args))
+        return hit[1]
 
 
 class Encoder(ABC):

@@ -34,8 +34,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from cdc_unify.canonical import base_type, fmt_date, fmt_interval_ds, fmt_interval_ym, fmt_time, to_canonical
-from cdc_unify.generator.encoders.base import EncodedMessage, Encoder
+from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
+from cdc_unify.generator.jsontext import compact_dumps, plain_dumps
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
+from cdc_unify.generator.truth import key_text
 
 # The dbt var `source_time_zone` default: the zone the source server writes wall clocks in.
 SOURCE_TIME_ZONE = ZoneInfo("Asia/Shanghai")
@@ -80,15 +82,10 @@ class RawJson(str):
     """JSON text written as is: a number's exact digits."""
 
 
-def dump_json(obj: Any) -> str:
-    """Compact JSON (fastjson style), non-ASCII unescaped, RawJson numbers verbatim."""
-    if isinstance(obj, RawJson):
-        return str(obj)
-    if isinstance(obj, dict):
-        return "{" + ",".join(f"{dump_json(str(k))}:{dump_json(v)}" for k, v in obj.items()) + "}"
-    if isinstance(obj, (list, tuple)):
-        return "[" + ",".join(dump_json(v) for v in obj) + "]"
-    return json.dumps(obj, ensure_ascii=False)
+# Compact JSON (fastjson style), non-ASCII unescaped, RawJson numbers verbatim.
+dump_json = compact_dumps(RawJson)
+# The same for documents without RawJson (Canal's values are all strings), faster.
+dump_plain_json = plain_dumps()
 
 
 def load_json(value: bytes) -> Any:
@@ -213,7 +210,7 @@ def key_json(pk_columns: Sequence[str], before: dict | None, after: dict | None)
     if not pk_columns:
         return None
     values = [(after or {}).get(c) if (after or {}).get(c) is not None else (before or {}).get(c) for c in pk_columns]
-    return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+    return key_text(values)
 
 
 def routing_key(change: SourceChange) -> str:
@@ -252,6 +249,12 @@ def split_runs(changes: Sequence[SourceChange], max_rows: int, rng: random.Rando
     return runs
 
 
+# Per table schema, shared by its messages and expected rows (which nothing modifies).
+mysql_types = PerSchema(lambda schema: {c.name: c.mysql_type for c in schema.columns})
+sql_types = PerSchema(lambda schema: {c.name: _SQL_TYPES[base_type(c.logical_type)] for c in schema.columns})
+column_types = PerSchema(lambda schema: {c.name: c.logical_type for c in schema.columns})
+
+
 class CanalJsonEncoder(Encoder):
     dialect = "canal_json"
     extra_malformed_kinds = ("wrong_shape",)
@@ -262,6 +265,7 @@ class CanalJsonEncoder(Encoder):
     array_share = 0.5  # single FlatMessages wrapped in a one-element array
     duplicated_pk_names_share = 0.5  # multi-row messages repeating pkNames once per row
     max_rows_per_message = 6
+    dump_value = staticmethod(dump_plain_json)  # JSON of a message: no value_text is RawJson
 
     # ------------------------------------------------------------ per-dialect conventions
     def value_text(self, column: Column, value: Any) -> Any:
@@ -331,17 +335,19 @@ class CanalJsonEncoder(Encoder):
         op = self.row_op(run[0])
         data, old, expected = [], [], []
         for change in run:
+            row = self.row_expected(change, op, tx)
             image = change.before if op == "DELETE" else change.after
             data.append({c.name: self.value_text(c, image[c.name]) for c in schema.columns})
-            if op == "UPDATE":
+            if op == "UPDATE":  # `old`: the columns whose expected text changed
+                was, now = row["before"], row["after"]
                 old.append(
                     {
                         c.name: self.value_text(c, change.before[c.name])
                         for c in schema.columns
-                        if self.expected_text(c, change.before[c.name]) != self.expected_text(c, change.after[c.name])
+                        if was[c.name] != now[c.name]
                     }
                 )
-            expected.append(self.row_expected(change, op, tx))
+            expected.append(row)
         pk = list(schema.primary_key)
         repeat = len(run) if len(run) > 1 and rng.random() < self.duplicated_pk_names_share else 1
         envelope = self._envelope(tx.commit_ts, rng)
@@ -351,11 +357,11 @@ class CanalJsonEncoder(Encoder):
             "es": envelope["es"],
             "id": self._message_id(),
             "isDdl": False,
-            "mysqlType": {c.name: c.mysql_type for c in schema.columns},
+            "mysqlType": mysql_types(schema),
             "old": old or None,
             "pkNames": pk * repeat or None,
             "sql": "",
-            "sqlType": {c.name: _SQL_TYPES[base_type(c.logical_type)] for c in schema.columns},
+            "sqlType": sql_types(schema),
             "table": schema.table,
             "ts": envelope["ts"],
             "type": op,
@@ -384,8 +390,8 @@ class CanalJsonEncoder(Encoder):
             "after": after,
             "before_is_partial": False if before is not None else None,
             "after_is_partial": False if after is not None else None,
-            "column_types": {c.name: c.logical_type for c in schema.columns},
-            "column_source_types": {c.name: c.mysql_type for c in schema.columns},
+            "column_types": column_types(schema),
+            "column_source_types": mysql_types(schema),
             "event_ts": truncate_to_ms(tx.commit_ts),
             "event_ts_precision": "ms",
             "source_position": None,
@@ -471,7 +477,7 @@ class CanalJsonEncoder(Encoder):
     ) -> EncodedMessage:
         as_array = force_array or len(messages) > 1 or rng.random() < self.array_share
         shaped = [self.shape(m) for m in messages]
-        value = dump_json(shaped if as_array else shaped[0]).encode("utf-8")
+        value = self.dump_value(shaped if as_array else shaped[0]).encode("utf-8")
         expected = tuple({**row, "row_index": i} for i, row in enumerate(rows))
         is_row = any(r["event_kind"] == "ROW" for r in rows)
         return EncodedMessage(value, None, route, at, expected, is_row)

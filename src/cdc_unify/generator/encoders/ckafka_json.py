@@ -37,6 +37,7 @@ from cdc_unify.generator.encoders.canal_json import (
     ddl_op,
     ddl_statement,
     dump_json,
+    dump_plain_json,
     epoch_ms,
     key_json,
     load_json,
@@ -117,7 +118,7 @@ class CkafkaJsonEncoder(Encoder):
             "source_position": f"{change.position.file_name}:{change.position.offset}",
             "transaction_id": tx.tx_id,
         }
-        value = dump_json(msg).encode("utf-8")
+        value = dump_plain_json(msg).encode("utf-8")  # its values are all strings
         return EncodedMessage(value, None, routing_key(change), tx.commit_ts, (expected,))
 
     def image(self, change: SourceChange, image: dict[str, Any]) -> dict[str, str | None]:
@@ -155,7 +156,7 @@ class CkafkaJsonEncoder(Encoder):
             "event_ts": truncate_to_ms(tx.commit_ts) if millis else truncate_to_s(tx.commit_ts),
             "event_ts_precision": "ms" if millis else "s",
         }
-        value = dump_json(msg).encode("utf-8")
+        value = dump_plain_json(msg).encode("utf-8")
         return EncodedMessage(value, None, routing_key(change), tx.commit_ts, (expected,), is_row_message=False)
 
     def malform(self, message: EncodedMessage, kind: str, rng: random.Random) -> bytes:

@@ -29,9 +29,11 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from cdc_unify.canonical import to_canonical
-from cdc_unify.generator.encoders.base import EncodedMessage, Encoder
-from cdc_unify.generator.encoders.debezium_json import dumps, java_number_text, jdbc_type_code, type_args
+from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
+from cdc_unify.generator.encoders.debezium_json import java_number_text, jdbc_type_code, type_args
+from cdc_unify.generator.jsontext import plain_dumps
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
+from cdc_unify.generator.truth import key_text
 
 # The project's default `source_time_zone` (dbt_project.yml): the zone MySQL TIMESTAMP text is written in.
 SOURCE_TIME_ZONE = "Asia/Shanghai"
@@ -49,6 +51,8 @@ _TYPED_VALUE_PREFIXES = (
     "timestamp",
     "interval",
 )
+# CloudCanal's values are all strings: no number needs its digits kept verbatim.
+dumps = plain_dumps()
 ROW_ACTIONS = {"INSERT": "INSERT", "SNAPSHOT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE"}
 
 
@@ -116,16 +120,23 @@ def expected_text(column: Column, value: Any) -> str | None:
     return to_canonical(column.logical_type, value)
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_MILLISECOND = dt.timedelta(milliseconds=1)
+
+
 def _ms(ts: dt.datetime) -> int:
-    return (ts - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(milliseconds=1)
+    return (ts - _EPOCH) // _MILLISECOND
 
 
 def _floor_ms(ts: dt.datetime) -> dt.datetime:
     return ts.replace(microsecond=ts.microsecond // 1000 * 1000)
 
 
-def _types(table: TableSchema) -> tuple[dict[str, str], dict[str, int]]:
-    return ({c.name: c.mysql_type for c in table.columns}, {c.name: jdbc_type_code(c) for c in table.columns})
+# Per table schema, shared by its messages and expected rows (which nothing modifies).
+_types = PerSchema(
+    lambda table: ({c.name: c.mysql_type for c in table.columns}, {c.name: jdbc_type_code(c) for c in table.columns})
+)
+_column_types = PerSchema(lambda table: {c.name: c.logical_type for c in table.columns})
 
 
 def _batches(changes: tuple[SourceChange, ...], rng: random.Random) -> Iterator[list[SourceChange]]:
@@ -220,11 +231,7 @@ class CloudCanalJsonEncoder(Encoder):
                     "table_name": table.table,
                     "primary_key_columns": list(table.primary_key),
                     "primary_key_source": "message" if table.primary_key else "none",
-                    "primary_key": json.dumps(
-                        [key_image.get(k) for k in table.primary_key], ensure_ascii=False, separators=(",", ":")
-                    )
-                    if table.primary_key
-                    else None,
+                    "primary_key": key_text(key_image.get(k) for k in table.primary_key) if table.primary_key else None,
                     "before": exp_before,
                     "after": exp_after,
                     "before_is_partial": False,
@@ -232,7 +239,7 @@ class CloudCanalJsonEncoder(Encoder):
                     "event_ts": _floor_ms(tx.commit_ts),
                     "event_ts_precision": "ms",
                     "emitted_ts": _floor_ms(send_ts),
-                    "column_types": {c.name: c.logical_type for c in table.columns},
+                    "column_types": _column_types(table),
                 }
             )
         routing = f"{table.database}.{table.table}"

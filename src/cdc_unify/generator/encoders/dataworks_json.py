@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -35,7 +36,7 @@ from zoneinfo import ZoneInfo
 
 from cdc_unify.canonical import base_type, fmt_instant, to_canonical
 from cdc_unify.generator.encoders import _dataworks as dw
-from cdc_unify.generator.encoders.base import EncodedMessage, Encoder
+from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
 
 # The dbt var `source_time_zone` default: the zone DataWorks read the source's wall clocks in.
@@ -49,7 +50,12 @@ _INTEGERS = ("tinyint", "smallint", "int", "bigint", "ubigint")
 
 def column_type(column: Column) -> str:
     """The dataColumn type DataWorks declares for a column (BOOLEAN, DOUBLE, DATE, BYTES, LONG, STRING)."""
-    kind = base_type(column.logical_type)
+    return _declared_type(column.logical_type)
+
+
+@functools.cache  # asked for every value sent
+def _declared_type(logical_type: str) -> str:
+    kind = base_type(logical_type)
     if kind in _INTEGERS:
         return "LONG"
     return {"boolean": "BOOLEAN", "float": "DOUBLE", "double": "DOUBLE", "binary": "BYTES", "date": "DATE",
@@ -163,6 +169,29 @@ def _break_a_typed_value(doc: dict[str, Any]) -> None:
             image["dataColumn"][column["name"]] = "not a LONG"
 
 
+def _columns(schema: TableSchema) -> list[Column]:
+    if schema.primary_key:
+        return list(schema.columns)
+    return [*schema.columns, Column(ROW_ID_COLUMN, "bigint", "bigint(20)", nullable=False)]
+
+
+def _schema(schema: TableSchema, version: str) -> dict:
+    source = {"dbType": "MySQL", "dbVersion": "8.0.28", "dbName": schema.database, "tableName": schema.table}
+    if version == "0.0.1":
+        del source["dbVersion"]
+    return {
+        "dataColumn": [{"name": c.name, "type": column_type(c)} for c in _columns(schema)],
+        "primaryKey": list(schema.primary_key) or None,
+        "source": source,
+    }
+
+
+# Per table schema (and message version): what every row message of the table repeats.
+columns_of = PerSchema(_columns)
+schema_json = PerSchema(lambda schema, version: dw.dump_json(_schema(schema, version)))
+_NO_SCHEMA_JSON = dw.dump_json({"dataColumn": None, "primaryKey": None, "source": None})
+
+
 class _Stream:
     """sequenceId counter, per-table row ids and the rng of one encoded stream."""
 
@@ -176,9 +205,6 @@ class _Stream:
         self.sequence += 1
         return str(self.sequence)
 
-    def _envelope(self, schema: dict | None, payload: dict, version: str) -> dict:
-        return {"schema": schema, "payload": payload, "version": version}
-
     def _payload(self, version: str, when: dt.datetime, op: str, **fields: Any) -> dict:
         payload = {"before": None, "after": None, "sequenceId": self._next_sequence()}
         if version == "1.0.0":
@@ -190,23 +216,24 @@ class _Stream:
         payload.update(fields)
         return payload
 
-    def _message(self, doc: dict, routing_key: str, when: dt.datetime, expected: dict, row: bool) -> EncodedMessage:
+    def _message(
+        self, doc: tuple[str, dict, str], routing_key: str, when: dt.datetime, expected: dict, row: bool
+    ) -> EncodedMessage:
+        """`doc`: the schema's JSON text (written once per table), the payload and the version."""
+        schema_json, payload, version = doc
+        value = f'{{"schema":{schema_json},"payload":{dw.dump_json(payload)},"version":"{version}"}}'
         expected = {"row_index": 0, "event_ts": dw.truncate_to_ms(when), **expected}
-        return EncodedMessage(dw.dump_json(doc).encode("utf-8"), None, routing_key, when, (expected,), row)
+        return EncodedMessage(value.encode("utf-8"), None, routing_key, when, (expected,), row)
 
     def heartbeat(self, when: dt.datetime) -> EncodedMessage:
         ms = dw.epoch_ms(when)
-        doc = {
-            "schema": {"dataColumn": None, "primaryKey": None, "source": None},
-            "payload": {"before": None, "after": None, "sequenceId": None,
-                        "timestamp": {"eventTime": ms, "checkpointTime": ms}, "op": "MHEARTBEAT", "ddl": None},
-            "version": "0.0.1",
-        }  # fmt: skip
+        payload = {"before": None, "after": None, "sequenceId": None,
+                   "timestamp": {"eventTime": ms, "checkpointTime": ms}, "op": "MHEARTBEAT", "ddl": None}  # fmt: skip
+        doc = (_NO_SCHEMA_JSON, payload, "0.0.1")
         return self._message(doc, "", when, {"event_kind": "HEARTBEAT", "op": "HEARTBEAT"}, False)
 
     def _marker(self, when: dt.datetime, op: str, staged_op: str, version: str) -> EncodedMessage:
-        schema = {"dataColumn": None, "primaryKey": None, "source": None}
-        doc = self._envelope(schema, self._payload(version, when, op), version)
+        doc = (_NO_SCHEMA_JSON, self._payload(version, when, op), version)
         return self._message(doc, "", when, {"event_kind": "TRANSACTION", "op": staged_op}, False)
 
     def transaction(self, tx: Transaction) -> Iterator[EncodedMessage]:
@@ -222,21 +249,6 @@ class _Stream:
             yield from self.change(change, when, version)
         if wrap:
             yield self._marker(when, "TRANSACTION_END", "COMMIT", version)
-
-    def _columns(self, schema: TableSchema) -> list[Column]:
-        if schema.primary_key:
-            return list(schema.columns)
-        return [*schema.columns, Column(ROW_ID_COLUMN, "bigint", "bigint(20)", nullable=False)]
-
-    def _schema(self, schema: TableSchema, version: str) -> dict:
-        source = {"dbType": "MySQL", "dbVersion": "8.0.28", "dbName": schema.database, "tableName": schema.table}
-        if version == "0.0.1":
-            del source["dbVersion"]
-        return {
-            "dataColumn": [{"name": c.name, "type": column_type(c)} for c in self._columns(schema)],
-            "primaryKey": list(schema.primary_key) or None,
-            "source": source,
-        }
 
     def _row_id_images(self, change: SourceChange) -> tuple[dict | None, dict | None]:
         """The images with `#alibaba_rds_row_id#` for a table without a key: every inserted row
@@ -267,14 +279,14 @@ class _Stream:
     def change(self, change: SourceChange, when: dt.datetime, version: str) -> Iterator[EncodedMessage]:
         schema = change.schema
         routing_key = f"{schema.database}.{schema.table}"
-        columns = self._columns(schema)
+        columns = columns_of(schema)
         pk = list(schema.primary_key)
         if change.op in ("DDL", "TRUNCATE"):
             statement = change.ddl_statement or f"TRUNCATE TABLE `{schema.database}`.`{schema.table}`"
             kind = change.ddl_kind or "TRUNCATE"
             ddl = {"text": statement, "ddlMeta": base64.b64encode(b"\xac\xed\x00\x05" + statement.encode()).decode()}
             payload = self._payload(version, when, dw.DDL_OP_NAMES[kind], ddl=ddl)
-            doc = self._envelope(self._schema(schema, version), payload, version)
+            doc = (schema_json(schema, version), payload, version)
             expected = {"event_kind": "DDL", "op": kind, "database_name": schema.database,
                         "table_name": schema.table, "primary_key_columns": pk, "ddl_statement": statement}  # fmt: skip
             yield self._message(doc, routing_key, when, expected, False)
@@ -291,14 +303,14 @@ class _Stream:
             halves = ((before_payload, "UPDATE_BEFORE", before_text, None), (after_payload, "UPDATE_AFTER", None,
                                                                               after_text))  # fmt: skip
             for payload, staged_op, want_before, want_after in halves:
-                doc = self._envelope(self._schema(schema, version), payload, version)
+                doc = (schema_json(schema, version), payload, version)
                 expected = {**base, "op": staged_op, "primary_key": dw.staged_key(pk, want_before, want_after),
                             "before": want_before, "after": want_after}  # fmt: skip
                 yield self._message(doc, routing_key, when, expected, True)
             return
         op = {"INSERT": "INSERT", "SNAPSHOT": "INSERT", "UPDATE": "UPDATE_AFTER", "DELETE": "DELETE"}[change.op]
         payload = self._payload(version, when, op, before=before, after=after)
-        doc = self._envelope(self._schema(schema, version), payload, version)
+        doc = (schema_json(schema, version), payload, version)
         staged_op = "INSERT" if change.op == "SNAPSHOT" else change.op
         expected = {**base, "op": staged_op, "primary_key": dw.staged_key(pk, before_text, after_text),
                     "before": before_text, "after": after_text}  # fmt: skip

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
 import json
 import random
 import re
@@ -35,8 +36,10 @@ from decimal import Decimal
 from typing import Any
 
 from cdc_unify.canonical import IntervalYM, fmt_float32, to_canonical
-from cdc_unify.generator.encoders.base import EncodedMessage, Encoder
+from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
+from cdc_unify.generator.jsontext import compact_dumps
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
+from cdc_unify.generator.truth import key_text as staged_key_text
 
 SERVER_NAME = "dbserver1"
 CONNECTOR_VERSION = "2.7.3.Final"
@@ -51,15 +54,8 @@ class RawNumber(str):
     """A JSON number written verbatim (Java's text of a float, which Python's json cannot produce)."""
 
 
-def dumps(value: Any) -> str:
-    """Compact JSON as Jackson writes it: raw UTF-8, no spaces, RawNumber verbatim."""
-    if isinstance(value, RawNumber):
-        return str(value)
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{dumps(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(dumps(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
+# Compact JSON as Jackson writes it: raw UTF-8, no spaces, RawNumber verbatim.
+dumps = compact_dumps(RawNumber)
 
 
 def java_number_text(value: float, single: bool = False) -> str:
@@ -368,8 +364,60 @@ def envelope_schema(table: TableSchema, codecs: dict[str, ColumnCodec], modern: 
     return _struct(f"{prefix}.Envelope", fields, version=2)
 
 
-def with_schema(schema: dict[str, Any], payload: Any, enabled: bool) -> bytes:
-    return dumps({"schema": schema, "payload": payload} if enabled else payload).encode("utf-8")
+def with_schema(schema_json: str, payload: Any, enabled: bool) -> bytes:
+    """The value, in the JSON converter's envelope if schemas are enabled.  The schema comes as
+    its JSON text, written once per table rather than per message."""
+    if not enabled:
+        return dumps(payload).encode("utf-8")
+    return f'{{"schema":{schema_json},"payload":{dumps(payload)}}}'.encode()
+
+
+# Per table schema and connector option: the column codecs, the value and key schemas' JSON.
+table_codecs = PerSchema(lambda table, propagate: {c.name: column_codec(c, propagate) for c in table.columns})
+envelope_schema_json = PerSchema(
+    lambda table, propagate, modern: dumps(envelope_schema(table, table_codecs(table, propagate), modern))
+)
+
+
+def _key_schema(table: TableSchema, propagate: bool) -> dict[str, Any]:
+    codecs = table_codecs(table, propagate)
+    fields = [{**codecs[c].schema, "optional": False} for c in table.primary_key]
+    return _struct(f"{SERVER_NAME}.{table.database}.{table.table}.Key", fields)
+
+
+key_schema_json = PerSchema(lambda table, propagate: dumps(_key_schema(table, propagate)))
+
+
+_TX_SCHEMA_JSON = dumps(
+    _struct(
+        "io.debezium.connector.common.TransactionMetadataValue",
+        [
+            _field("string", "status", False),
+            _field("string", "id", False),
+            _field("int64", "ts_ms", False),
+            _field("int64", "event_count"),
+            {
+                "type": "array",
+                "items": _struct(
+                    "io.debezium.connector.common.TransactionMetadataValue.DataCollection",
+                    [_field("string", "data_collection", False), _field("int64", "event_count", False)],
+                ),
+                "optional": True,
+                "field": "data_collections",
+            },
+        ],
+    )
+)
+_TX_KEY_SCHEMA_JSON = dumps(
+    _struct("io.debezium.connector.common.TransactionMetadataKey", [_field("string", "id", False)])
+)
+_HEARTBEAT_SCHEMA_JSON = dumps(_struct("io.debezium.connector.common.Heartbeat", [_field("int64", "ts_ms", False)]))
+_SERVER_NAME_KEY_SCHEMA_JSON = dumps(
+    _struct("io.debezium.connector.common.ServerNameKey", [_field("string", "serverName", False)])
+)
+_SCHEMA_CHANGE_KEY_SCHEMA_JSON = dumps(
+    _struct("io.debezium.connector.mysql.SchemaChangeKey", [_field("string", "databaseName", False)])
+)
 
 
 @dataclass
@@ -507,27 +555,8 @@ class DebeziumJsonEncoder(Encoder):
             if status == "END"
             else None,
         }
-        schema = _struct(
-            "io.debezium.connector.common.TransactionMetadataValue",
-            [
-                _field("string", "status", False),
-                _field("string", "id", False),
-                _field("int64", "ts_ms", False),
-                _field("int64", "event_count"),
-                {
-                    "type": "array",
-                    "items": _struct(
-                        "io.debezium.connector.common.TransactionMetadataValue.DataCollection",
-                        [_field("string", "data_collection", False), _field("int64", "event_count", False)],
-                    ),
-                    "optional": True,
-                    "field": "data_collections",
-                },
-            ],
-        )
-        key_schema = _struct("io.debezium.connector.common.TransactionMetadataKey", [_field("string", "id", False)])
-        value = with_schema(schema, payload, rng.random() < 0.5)
-        key = with_schema(key_schema, {"id": ctx.tx.tx_id}, rng.random() < 0.5)
+        value = with_schema(_TX_SCHEMA_JSON, payload, rng.random() < 0.5)
+        key = with_schema(_TX_KEY_SCHEMA_JSON, {"id": ctx.tx.tx_id}, rng.random() < 0.5)
         expected = {
             "row_index": 0,
             "message_status": "decoded",
@@ -540,10 +569,8 @@ class DebeziumJsonEncoder(Encoder):
         return EncodedMessage(value, key, ctx.tx.tx_id, ctx.tx.commit_ts, (expected,), is_row_message=False)
 
     def _heartbeat(self, ts: dt.datetime, rng: random.Random) -> EncodedMessage:
-        schema = _struct("io.debezium.connector.common.Heartbeat", [_field("int64", "ts_ms", False)])
-        key_schema = _struct("io.debezium.connector.common.ServerNameKey", [_field("string", "serverName", False)])
-        value = with_schema(schema, {"ts_ms": _ms(ts)}, rng.random() < 0.5)
-        key = with_schema(key_schema, {"serverName": SERVER_NAME}, rng.random() < 0.5)
+        value = with_schema(_HEARTBEAT_SCHEMA_JSON, {"ts_ms": _ms(ts)}, rng.random() < 0.5)
+        key = with_schema(_SERVER_NAME_KEY_SCHEMA_JSON, {"serverName": SERVER_NAME}, rng.random() < 0.5)
         expected = {
             "row_index": 0,
             "message_status": "decoded",
@@ -585,29 +612,28 @@ class DebeziumJsonEncoder(Encoder):
         snapshot: str,
     ) -> Iterator[EncodedMessage]:
         table = change.schema
-        codecs = {c.name: column_codec(c, style.propagate) for c in table.columns}
+        codecs = table_codecs(table, style.propagate)
 
         def wire_image(image: dict[str, Any] | None) -> dict[str, Any] | None:
             if image is None:
-                return {} if style.cloudcanal else None
-            return {c: None if image[c] is None else codecs[c].wire(image[c]) for c in table.column_names}
+                return None
+            return {c: None if (v := image[c]) is None else codec.wire(v) for c, codec in codecs.items()}
 
-        def expected_image(image: dict[str, Any] | None) -> dict[str, str | None] | None:
+        def expected_image(image: dict[str, Any] | None, wire: dict[str, Any] | None) -> dict[str, str | None] | None:
             if image is None:
                 return None
-            if not style.value_schema:
-                return {
-                    c: as_sent(codecs[c].wire(image[c]) if image[c] is not None else None) for c in table.column_names
-                }
-            return {c: to_canonical(codecs[c].expected_type, image[c]) for c in table.column_names}
+            if not style.value_schema:  # untyped: the text of the value as sent
+                return {c: as_sent(w) for c, w in wire.items()}
+            return {c: to_canonical(codec.expected_type, image[c]) for c, codec in codecs.items()}
 
+        wire_before, wire_after = wire_image(before), wire_image(after)
         payload: dict[str, Any]
         if style.cloudcanal:
             payload = {
                 "op": op,
                 **_timestamps(ctx.emitted, False),
-                "after": wire_image(after),
-                "before": wire_image(before),
+                "after": {} if wire_after is None else wire_after,
+                "before": {} if wire_before is None else wire_before,
                 "source": self._source(change, ctx, style, snapshot),
             }
         else:
@@ -621,18 +647,18 @@ class DebeziumJsonEncoder(Encoder):
                 else None
             )
             payload = {
-                "before": wire_image(before),
-                "after": wire_image(after),
+                "before": wire_before,
+                "after": wire_after,
                 "source": self._source(change, ctx, style, snapshot),
                 "transaction": block,
                 "op": op,
                 **_timestamps(ctx.emitted, style.modern),
             }
-        value = with_schema(envelope_schema(table, codecs, style.modern), payload, style.value_schema)
+        value = with_schema(envelope_schema_json(table, style.propagate, style.modern), payload, style.value_schema)
         key_image = after if after is not None else before
         key, key_text = self._key(table, codecs, key_image, style)
         event_ts, precision = self._event_ts(ctx, style)
-        exp_before, exp_after = expected_image(before), expected_image(after)
+        exp_before, exp_after = expected_image(before, wire_before), expected_image(after, wire_after)
         pk_texts = [(exp_after or exp_before or {}).get(c) for c in table.primary_key]
         staged_op = {"c": "INSERT", "i": "INSERT", "u": "UPDATE", "d": "DELETE", "r": "SNAPSHOT"}[op]
         expected = {
@@ -645,9 +671,7 @@ class DebeziumJsonEncoder(Encoder):
             "table_name": table.table,
             "primary_key_columns": list(table.primary_key),
             "primary_key_source": "message" if table.primary_key else "none",
-            "primary_key": json.dumps(pk_texts, ensure_ascii=False, separators=(",", ":"))
-            if table.primary_key
-            else None,
+            "primary_key": staged_key_text(pk_texts) if table.primary_key else None,
             "before": exp_before,
             "after": exp_after,
             "before_is_partial": False,
@@ -671,14 +695,11 @@ class DebeziumJsonEncoder(Encoder):
         if not table.primary_key or image is None:
             return None, None
         payload = {c: codecs[c].wire(image[c]) for c in table.primary_key}
-        fields = [{**codecs[c].schema, "optional": False} for c in table.primary_key]
-        schema = _struct(f"{SERVER_NAME}.{table.database}.{table.table}.Key", fields)
-        return with_schema(schema, payload, style.key_schema), dumps(payload)
+        return with_schema(key_schema_json(table, style.propagate), payload, style.key_schema), dumps(payload)
 
     # ------------------------------------------------------------ truncate and DDL
     def _truncate(self, change: SourceChange, ctx: _TxContext, style: Style) -> EncodedMessage:
         table = change.schema
-        codecs = {c.name: column_codec(c, style.propagate) for c in table.columns}
         payload = {
             "before": None,
             "after": None,
@@ -687,7 +708,7 @@ class DebeziumJsonEncoder(Encoder):
             "op": "t",
             **_timestamps(ctx.emitted, style.modern),
         }
-        value = with_schema(envelope_schema(table, codecs, style.modern), payload, style.value_schema)
+        value = with_schema(envelope_schema_json(table, style.propagate, style.modern), payload, style.value_schema)
         event_ts, precision = self._event_ts(ctx, style)
         expected = {
             "row_index": 0,
@@ -739,9 +760,8 @@ class DebeziumJsonEncoder(Encoder):
                 "ddl": statement,
                 "tableChanges": table_changes if described else [],
             }
-        value = with_schema(self._schema_change_schema(style.modern), payload, style.value_schema)
-        key_schema = _struct("io.debezium.connector.mysql.SchemaChangeKey", [_field("string", "databaseName", False)])
-        key = with_schema(key_schema, {"databaseName": table.database}, style.key_schema)
+        value = with_schema(_schema_change_schema_json(style.modern), payload, style.value_schema)
+        key = with_schema(_SCHEMA_CHANGE_KEY_SCHEMA_JSON, {"databaseName": table.database}, style.key_schema)
         event_ts, precision = self._event_ts(ctx, style)
         expected: dict[str, Any] = {
             "row_index": 0,
@@ -806,69 +826,6 @@ class DebeziumJsonEncoder(Encoder):
             "comment": None,
         }
 
-    @staticmethod
-    def _schema_change_schema(modern: bool) -> dict[str, Any]:
-        column = _struct(
-            "io.debezium.connector.schema.Column",
-            [
-                _field("string", "name", False),
-                _field("int32", "jdbcType", False),
-                _field("int32", "nativeType"),
-                _field("string", "typeName", False),
-                _field("string", "typeExpression"),
-                _field("string", "charsetName"),
-                _field("int32", "length"),
-                _field("int32", "scale"),
-                _field("int32", "position", False),
-                _field("boolean", "optional"),
-                _field("boolean", "autoIncremented"),
-                _field("boolean", "generated"),
-                _field("string", "comment"),
-                _field("boolean", "hasDefaultValue"),
-                {
-                    "type": "array",
-                    "items": {"type": "string", "optional": False},
-                    "optional": True,
-                    "field": "enumValues",
-                },
-            ],
-        )
-        table = _struct(
-            "io.debezium.connector.schema.Table",
-            [
-                _field("string", "defaultCharsetName"),
-                {
-                    "type": "array",
-                    "items": {"type": "string", "optional": False},
-                    "optional": True,
-                    "field": "primaryKeyColumnNames",
-                },
-                {"type": "array", "items": column, "optional": False, "field": "columns"},
-                _field("string", "comment"),
-            ],
-            optional=True,
-            field="table",
-        )
-        change = _struct(
-            "io.debezium.connector.schema.Change",
-            [
-                _field("string", "type", False),
-                _field("string", "id", False),
-                table,
-                _field("string", "comment"),
-            ],
-        )
-        fields = [source_schema(modern), _field("int64", "ts_ms", False)]
-        if modern:
-            fields += [_field("int64", "ts_us"), _field("int64", "ts_ns")]
-        fields += [
-            _field("string", "databaseName"),
-            _field("string", "schemaName"),
-            _field("string", "ddl"),
-            {"type": "array", "items": change, "optional": False, "field": "tableChanges"},
-        ]
-        return _struct("io.debezium.connector.mysql.SchemaChangeValue", fields)
-
     # ------------------------------------------------------------ malformed messages
     def malform(self, message: EncodedMessage, kind: str, rng: random.Random) -> bytes:
         assert message.value is not None, "only row messages are malformed"
@@ -921,6 +878,74 @@ class DebeziumJsonEncoder(Encoder):
             if field.get("field") == image_name:
                 field["fields"] = [bad_field if f.get("field") == column else f for f in field["fields"]]
         return doc
+
+
+def schema_change_schema(modern: bool) -> dict[str, Any]:
+    column = _struct(
+        "io.debezium.connector.schema.Column",
+        [
+            _field("string", "name", False),
+            _field("int32", "jdbcType", False),
+            _field("int32", "nativeType"),
+            _field("string", "typeName", False),
+            _field("string", "typeExpression"),
+            _field("string", "charsetName"),
+            _field("int32", "length"),
+            _field("int32", "scale"),
+            _field("int32", "position", False),
+            _field("boolean", "optional"),
+            _field("boolean", "autoIncremented"),
+            _field("boolean", "generated"),
+            _field("string", "comment"),
+            _field("boolean", "hasDefaultValue"),
+            {
+                "type": "array",
+                "items": {"type": "string", "optional": False},
+                "optional": True,
+                "field": "enumValues",
+            },
+        ],
+    )
+    table = _struct(
+        "io.debezium.connector.schema.Table",
+        [
+            _field("string", "defaultCharsetName"),
+            {
+                "type": "array",
+                "items": {"type": "string", "optional": False},
+                "optional": True,
+                "field": "primaryKeyColumnNames",
+            },
+            {"type": "array", "items": column, "optional": False, "field": "columns"},
+            _field("string", "comment"),
+        ],
+        optional=True,
+        field="table",
+    )
+    change = _struct(
+        "io.debezium.connector.schema.Change",
+        [
+            _field("string", "type", False),
+            _field("string", "id", False),
+            table,
+            _field("string", "comment"),
+        ],
+    )
+    fields = [source_schema(modern), _field("int64", "ts_ms", False)]
+    if modern:
+        fields += [_field("int64", "ts_us"), _field("int64", "ts_ns")]
+    fields += [
+        _field("string", "databaseName"),
+        _field("string", "schemaName"),
+        _field("string", "ddl"),
+        {"type": "array", "items": change, "optional": False, "field": "tableChanges"},
+    ]
+    return _struct("io.debezium.connector.mysql.SchemaChangeValue", fields)
+
+
+@functools.cache
+def _schema_change_schema_json(modern: bool) -> str:
+    return dumps(schema_change_schema(modern))
 
 
 def _parse_exact(text: str) -> Any:

@@ -33,7 +33,7 @@ from cdc_unify.canonical import (
     to_canonical,
 )
 from cdc_unify.generator.encoders.base import EncodedMessage
-from cdc_unify.generator.encoders.canal_json import EPOCH, CanalJsonEncoder, RawJson
+from cdc_unify.generator.encoders.canal_json import EPOCH, CanalJsonEncoder, RawJson, dump_json
 from cdc_unify.generator.model import Column, Workload
 
 # Field order of the spec's OMS Canal samples.
@@ -137,6 +137,7 @@ class OmsCanalJsonEncoder(CanalJsonEncoder):
     array_share = 0.0
     duplicated_pk_names_share = 0.0
     max_rows_per_message = 1
+    dump_value = staticmethod(dump_json)  # its numbers are RawJson
 
     def encode(self, workload: Workload, rng: random.Random) -> Iterator[EncodedMessage]:
         self._rng = rng  # value_text draws the DATETIME zone annotation from the same stream

@@ -30,7 +30,7 @@ from typing import Any
 
 from cdc_unify.canonical import IntervalYM, base_type, fmt_date, fmt_fraction, to_canonical
 from cdc_unify.generator.encoders import _dataworks as dw
-from cdc_unify.generator.encoders.base import EncodedMessage, Encoder
+from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
 
 TRANSACTION_MARKER_SHARE = 0.3
@@ -174,6 +174,18 @@ def _break_a_typed_value(doc: dict[str, Any]) -> None:
             image["data"][column["name"]] = "not a BIGINT"
 
 
+def _schema(schema: TableSchema, db_version: str | None) -> dict:
+    source = {"dbType": "ob_mysql", "dbVersion": db_version, "dbName": schema.database, "schema": None,
+              "table": schema.table}  # fmt: skip
+    doc = {"source": source, "column": [{"name": c.name, "type": column_type(c)} for c in schema.columns]}
+    if schema.primary_key:
+        doc["pk"] = list(schema.primary_key)
+    return doc
+
+
+schema_json = PerSchema(lambda schema, db_version: dw.dump_json(_schema(schema, db_version)))
+
+
 class _Stream:
     """The scn counter and the rng of one encoded stream."""
 
@@ -189,17 +201,17 @@ class _Stream:
         ms = dw.epoch_ms(when)
         return {"eventTime": ms, "systemTime": ms + self.rng.randrange(5, 2000), "checkpointTime": ms // 1000}
 
-    def _message(self, doc: dict, routing_key: str, when: dt.datetime, expected: dict, row: bool) -> EncodedMessage:
+    def _message(self, value: str, routing_key: str, when: dt.datetime, expected: dict, row: bool) -> EncodedMessage:
         expected = {"row_index": 0, "event_ts": dw.truncate_to_ms(when), **expected}
-        return EncodedMessage(dw.dump_json(doc).encode("utf-8"), None, routing_key, when, (expected,), row)
+        return EncodedMessage(value.encode("utf-8"), None, routing_key, when, (expected,), row)
 
     def heartbeat(self, when: dt.datetime) -> EncodedMessage:
         doc = {"version": "2.0", "payload": {"timestamp": {"eventTime": dw.epoch_ms(when)}, "op": "HEARTBEAT"}}
-        return self._message(doc, "", when, {"event_kind": "HEARTBEAT", "op": "HEARTBEAT"}, False)
+        return self._message(dw.dump_json(doc), "", when, {"event_kind": "HEARTBEAT", "op": "HEARTBEAT"}, False)
 
     def _marker(self, when: dt.datetime, op: str, staged_op: str) -> EncodedMessage:
         doc = {"version": "2.0", "payload": {"op": op, "timestamp": self._timestamp(when), "scn": self._scn()}}
-        return self._message(doc, "", when, {"event_kind": "TRANSACTION", "op": staged_op}, False)
+        return self._message(dw.dump_json(doc), "", when, {"event_kind": "TRANSACTION", "op": staged_op}, False)
 
     def transaction(self, tx: Transaction) -> Iterator[EncodedMessage]:
         wrap = (not tx.is_snapshot and tx.changes[0].op not in ("DDL", "TRUNCATE")
@@ -211,19 +223,13 @@ class _Stream:
         if wrap:
             yield self._marker(tx.commit_ts, "TRANSACTION_END", "COMMIT")
 
-    def _schema(self, schema: TableSchema) -> dict:
-        source = {"dbType": "ob_mysql", "dbVersion": self.rng.choice((None, "4.2.1.2")), "dbName": schema.database,
-                  "schema": None, "table": schema.table}  # fmt: skip
-        doc = {"source": source, "column": [{"name": c.name, "type": column_type(c)} for c in schema.columns]}
-        if schema.primary_key:
-            doc["pk"] = list(schema.primary_key)
-        return doc
-
-    def _doc(self, schema: TableSchema, payload: dict) -> dict:
-        doc = {"version": "2.0", "schema": self._schema(schema), "payload": payload}
+    def _doc(self, schema: TableSchema, payload: dict) -> str:
+        """The value's JSON: version, schema (its text written once per table), payload, extend."""
+        db_version = self.rng.choice((None, "4.2.1.2"))
+        doc = f'{{"version":"2.0","schema":{schema_json(schema, db_version)},"payload":{dw.dump_json(payload)}'
         if self.rng.random() < EXTEND_SHARE:
-            doc["extend"] = {"load_fm": "cdc-unify"}
-        return doc
+            doc += ',"extend":{"load_fm":"cdc-unify"}'
+        return doc + "}"
 
     def change(self, change: SourceChange, when: dt.datetime) -> EncodedMessage:
         schema = change.schema

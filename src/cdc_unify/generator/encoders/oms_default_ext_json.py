@@ -16,6 +16,7 @@ import random
 from typing import Any
 
 from cdc_unify.canonical import to_canonical
+from cdc_unify.generator.encoders.base import PerSchema
 from cdc_unify.generator.encoders.oms_default_json import OmsDefaultEncoder, dumps
 from cdc_unify.generator.model import TableSchema
 
@@ -51,15 +52,19 @@ def schema_type(logical_type: str) -> str:
     return SCHEMA_TYPES[logical_type.split("(")[0]]
 
 
+# Per table schema, shared by its messages (which nothing modifies).
+light_types = PerSchema(lambda schema: {c.name: {"schemaType": schema_type(c.logical_type)} for c in schema.columns})
+
+
 class OmsDefaultExtEncoder(OmsDefaultEncoder):
     dialect = "oms_default_ext_json"
 
     def image(self, schema: TableSchema, row: dict[str, Any]) -> dict[str, Any]:
         image = super().image(schema, row)
-        image[LIGHT_TYPE_KEY] = {c.name: {"schemaType": schema_type(c.logical_type)} for c in schema.columns}
+        image[LIGHT_TYPE_KEY] = light_types(schema)
         return image
 
-    def expected_image(self, schema: TableSchema, row: dict[str, Any]) -> dict[str, str | None]:
+    def expected_image(self, schema: TableSchema, row: dict[str, Any], sent: dict[str, Any]) -> dict[str, str | None]:
         return {c.name: to_canonical(c.logical_type, row.get(c.name)) for c in schema.columns}
 
     def _spoil_value(self, doc: dict[str, Any], rng: random.Random) -> None:

@@ -30,7 +30,9 @@ from typing import Any
 
 from cdc_unify.canonical import IntervalYM, fmt_date, fmt_datetime, fmt_time
 from cdc_unify.generator.encoders.base import EncodedMessage, Encoder
+from cdc_unify.generator.jsontext import compact_dumps
 from cdc_unify.generator.model import SourceChange, TableSchema, Transaction, Workload
+from cdc_unify.generator.truth import key_text
 
 TENANT = "shop_tenant"
 DB_TYPE = "OB_MYSQL"
@@ -47,23 +49,20 @@ class RawNumber:
     text: str
 
 
-def dumps(value: Any) -> str:
-    """Compact JSON text; RawNumber and Decimal keep their digits, non-ASCII text stays UTF-8."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
+class _Verbatim(str):
+    """A number's JSON text, written as is."""
+
+
+def _number_text(value: Any) -> _Verbatim:
     if isinstance(value, RawNumber):
-        return value.text
-    if isinstance(value, int | Decimal):
-        return str(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{dumps(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(dumps(v) for v in value) + "]"
+        return _Verbatim(value.text)
+    if isinstance(value, Decimal):
+        return _Verbatim(str(value))
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+# Compact JSON text; RawNumber and Decimal keep their digits, non-ASCII text stays UTF-8.
+dumps = compact_dumps(_Verbatim, _number_text)
 
 
 def loads_exact(value: bytes) -> Any:
@@ -163,7 +162,7 @@ def sent_text(value: RawNumber | str | None) -> str | None:
 
 def key_json(texts: list[str | None]) -> str:
     """`cdc_primary_key`'s serialisation (Spark to_json of an array of strings)."""
-    return json.dumps(texts, ensure_ascii=False, separators=(",", ":"))
+    return key_text(texts)
 
 
 def coalesce_key(after: dict[str, Any] | None, before: dict[str, Any] | None, column: str) -> Any:
@@ -226,9 +225,10 @@ class OmsDefaultEncoder(Encoder):
     def image(self, schema: TableSchema, row: dict[str, Any]) -> dict[str, Any]:
         return {c.name: vendor_value(c.logical_type, row.get(c.name)) for c in schema.columns}
 
-    def expected_image(self, schema: TableSchema, row: dict[str, Any]) -> dict[str, str | None]:
-        """Canonical text the decoder must produce: untyped, so the value as sent."""
-        return {c.name: sent_text(vendor_value(c.logical_type, row.get(c.name))) for c in schema.columns}
+    def expected_image(self, schema: TableSchema, row: dict[str, Any], sent: dict[str, Any]) -> dict[str, str | None]:
+        """Canonical text the decoder must produce from `row`, sent as `sent` (its `image`):
+        untyped, so the value as sent."""
+        return {c.name: sent_text(sent[c.name]) for c in schema.columns}
 
     # -------------------------------------------------------- messages
     def encode(self, workload: Workload, rng: random.Random) -> Iterator[EncodedMessage]:
@@ -296,14 +296,16 @@ class OmsDefaultEncoder(Encoder):
         routing = f"{change.schema.database}.{change.schema.table}"
         return EncodedMessage(value, None, routing, tx.commit_ts, (expected,), is_row_message=False)
 
-    def _key_texts(self, change: SourceChange) -> list[str | None]:
-        row = change.after if change.after is not None else change.before
-        return [
-            sent_text(vendor_value(change.schema.column(k).logical_type, row[k])) for k in change.schema.primary_key
-        ]
+    @staticmethod
+    def _key_texts(change: SourceChange, prev: dict[str, Any] | None, post: dict[str, Any] | None) -> list[str | None]:
+        """The key's texts as sent, from the images as sent (`image` of before / after)."""
+        sent = post if post is not None else prev
+        assert sent is not None
+        return [sent_text(sent[k]) for k in change.schema.primary_key]
 
     def _snapshot_row(self, change: SourceChange, tx: Transaction, index: int) -> EncodedMessage:
-        key_texts = self._key_texts(change)
+        post = self.image(change.schema, change.after)
+        key_texts = self._key_texts(change, None, post)
         names = change.schema.primary_key
         checkpoint = dumps(dict(zip(names, key_texts, strict=True))) if names else None
         meta = self._meta(
@@ -312,12 +314,14 @@ class OmsDefaultEncoder(Encoder):
             source_identity=str(index),
             record_primary_value=KEY_SEPARATOR.join(key_texts) if names else None,
         )
-        value = self._message(meta, "ROW", None, self.image(change.schema, change.after))
-        expected = self._expected_row(change, "SNAPSHOT", None, None, checkpoint)
+        value = self._message(meta, "ROW", None, post)
+        expected = self._expected_row(change, (None, post), "SNAPSHOT", None, None, checkpoint)
         return EncodedMessage(value, None, self._routing(change, key_texts), tx.commit_ts, (expected,))
 
     def _row(self, change: SourceChange, tx: Transaction, position: int) -> EncodedMessage:
-        key_texts = self._key_texts(change)
+        prev = self.image(change.schema, change.before) if change.before is not None else None
+        post = self.image(change.schema, change.after) if change.after is not None else None
+        key_texts = self._key_texts(change, prev, post)
         names = change.schema.primary_key
         seconds = str(int(tx.commit_ts.timestamp()))
         meta = self._meta(
@@ -328,10 +332,9 @@ class OmsDefaultEncoder(Encoder):
             timestamp=seconds,
             unique_id=tx.tx_id,
         )
-        prev = self.image(change.schema, change.before) if change.before is not None else None
-        post = self.image(change.schema, change.after) if change.after is not None else None
         value = self._message(meta, change.op, prev, post)
-        expected = self._expected_row(change, change.op, truncate_to_second(tx.commit_ts), tx.tx_id, str(position))
+        event_ts = truncate_to_second(tx.commit_ts)
+        expected = self._expected_row(change, (prev, post), change.op, event_ts, tx.tx_id, str(position))
         return EncodedMessage(value, None, self._routing(change, key_texts), tx.commit_ts, (expected,))
 
     def _routing(self, change: SourceChange, key_texts: list[str | None]) -> str:
@@ -341,14 +344,16 @@ class OmsDefaultEncoder(Encoder):
     def _expected_row(
         self,
         change: SourceChange,
+        sent: tuple[dict[str, Any] | None, dict[str, Any] | None],
         op: str,
         event_ts: dt.datetime | None,
         transaction_id: str | None,
         source_position: str | None,
     ) -> dict[str, Any]:
+        """`sent`: the images as sent (`image` of before and after)."""
         schema = change.schema
-        before = self.expected_image(schema, change.before) if change.before is not None else None
-        after = self.expected_image(schema, change.after) if change.after is not None else None
+        before = self.expected_image(schema, change.before, sent[0]) if change.before is not None else None
+        after = self.expected_image(schema, change.after, sent[1]) if change.after is not None else None
         key = [coalesce_key(after, before, k) for k in schema.primary_key]
         return {
             "row_index": 0,

@@ -66,15 +66,14 @@ def _records(change: SourceChange) -> list[_Record]:
     return [_Record(_OPS[change.op], change.schema, change.before, change.after)]
 
 
-def _texts(schema: TableSchema, row: dict[str, Any]) -> dict[str, str | None]:
-    return {c.name: sent_text(vendor_value(c.logical_type, row.get(c.name))) for c in schema.columns}
+def _image(schema: TableSchema, row: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The row's values as OMS writes them, in column order."""
+    return None if row is None else {c.name: vendor_value(c.logical_type, row.get(c.name)) for c in schema.columns}
 
 
-def _image(schema: TableSchema, row: dict[str, Any], only: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The row's values as OMS writes them, in column order (only the columns of `only` when given)."""
-    return {
-        c.name: vendor_value(c.logical_type, row.get(c.name)) for c in schema.columns if only is None or c.name in only
-    }
+def _texts(image: dict[str, Any] | None) -> dict[str, str | None] | None:
+    """The texts a decoder keeps of an image as sent."""
+    return None if image is None else {name: sent_text(value) for name, value in image.items()}
 
 
 def wall_clock(value: dt.datetime) -> str:
@@ -99,10 +98,10 @@ class OmsSharePlexEncoder(Encoder):
     ) -> EncodedMessage:
         schema = record.schema
         table = f"{schema.database}.{schema.table}"
-        identity_row = record.after if record.op != "del" else record.before
-        key_texts = [
-            sent_text(vendor_value(schema.column(k).logical_type, identity_row[k])) for k in schema.primary_key
-        ]
+        sent_before, sent_after = _image(schema, record.before), _image(schema, record.after)
+        identity = sent_after if record.op != "del" else sent_before
+        assert identity is not None
+        key_texts = [sent_text(identity[k]) for k in schema.primary_key]
         rowid = f"{table}-{KEY_SEPARATOR.join(key_texts)}"
         meta: dict[str, Any] = {
             "posttime": wall_clock(posted),
@@ -118,14 +117,14 @@ class OmsSharePlexEncoder(Encoder):
         if position is not None:
             meta["trans"] = tx.tx_id
             meta["scn"] = str(position)
-        before = _texts(schema, record.before) if record.before is not None else None
-        after = _texts(schema, record.after) if record.after is not None else None
+        before, after = _texts(sent_before), _texts(sent_after)
         if record.op == "upd":
             # `data` holds only the changed columns, `key` the whole before image.
+            assert before is not None and after is not None and sent_after is not None
             after = {column: text for column, text in after.items() if text != before[column]}
-            doc = {"data": _image(schema, record.after, after), "meta": meta, "key": _image(schema, record.before)}
+            doc = {"data": {c: v for c, v in sent_after.items() if c in after}, "meta": meta, "key": sent_before}
         else:
-            doc = {"data": _image(schema, record.after if record.op == "ins" else record.before), "meta": meta}
+            doc = {"data": sent_after if record.op == "ins" else sent_before, "meta": meta}
         expected = {
             "row_index": 0,
             "event_kind": "ROW",
