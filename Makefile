@@ -97,7 +97,7 @@ demo: demo-load
 lint: install
 	$(BIN)/ruff check $(PY_DIRS)
 	$(BIN)/ruff format --check $(PY_DIRS)
-	$(BIN)/sqlfluff lint $(SQL_DIRS)
+	$(BIN)/sqlfluff lint --processes 0 $(SQL_DIRS)
 
 # pytest exits 5 when it collected no test: that is a failure too.
 test: install java-check chromium lint

@@ -343,7 +343,7 @@ images as (
         *,
         {{ cdc_image_values('row_image.data') }} as data_values,
         {{ cdc_image_values('row_image.old') }} as old_values,
-        {#- mysqlType is preferred; a column only sqlType names keeps its java.sql.Types code -#}
+        {# mysqlType is preferred; a column only sqlType names keeps its java.sql.Types code #}
         {{ cdc_map_union(
             "transform_values(sql_types, (col, code) -> concat('jdbc:', code))",
             'map_filter(mysql_types, (col, declared) -> declared is not null)'
@@ -374,7 +374,7 @@ canonical as (
             "case when pre_error_code is null and event_kind = 'ROW' then before_values end",
             'row_source_types'
         ) }} as before_image,
-        {#- a DDL's tableChanges types go through the same mapping (no values) -#}
+        {# a DDL's tableChanges types go through the same mapping (no values) #}
         {{ cdc_canonical_image(
             dialect,
             "case when pre_error_code is null and event_kind = 'ROW' then after_values
@@ -469,7 +469,7 @@ decoded as (
 keyed as (
     select
         *,
-        {#- a DDL's key is the table's key after it (CloudCanal tableChanges), as other dialects' DDL -#}
+        {# a DDL's key is the table's key after it (CloudCanal tableChanges), as other dialects' DDL #}
         case
             when size(primary_key_columns) = 0 then 'none'
             when event_kind = 'DDL' then 'ddl'
