@@ -326,3 +326,16 @@ def test_source_freshness_warns_and_errors_at_the_var_thresholds() -> None:
         criteria = result["criteria"]
         assert criteria["warn_after"] == {"count": thresholds["landing_freshness_warn_after_hours"], "period": "hour"}
         assert criteria["error_after"] == {"count": thresholds["landing_freshness_error_after_hours"], "period": "hour"}
+
+
+def test_unit_tests_of_incremental_models_run_before_the_first_build() -> None:
+    """`dbt build` on an empty warehouse runs a model's unit tests before the model's table exists.
+    A `this` fixture given as `rows` makes dbt read its column types from that table, and the
+    first build fails; a typed `format: sql` fixture needs no table."""
+    untyped = []
+    for path in sorted((REPO_ROOT / "models").rglob("*.yml")):
+        for test in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("unit_tests", []):
+            for given in test.get("given", []):
+                if given["input"] == "this" and given.get("format") != "sql":
+                    untyped.append(f"{path.relative_to(REPO_ROOT)}: {test['name']}")
+    assert not untyped, f"`this` fixtures that need the built table: {untyped}"
