@@ -25,6 +25,7 @@ from cdc_unify.contract import STAGED_COLUMNS
 from cdc_unify.decoders import _staged_rows as twins
 from cdc_unify.decoders import canonicalizer_for
 from cdc_unify.decoders import dts_avro as d
+from cdc_unify.generator.encoders import dts_avro as dts_encoder
 from cdc_unify.generator.encoders import encoder_for
 from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_ERROR_CODE, EncodedMessage
 from cdc_unify.generator.encoders.dts_avro import avro_value, encode_record, operation_offset
@@ -86,6 +87,24 @@ def messages(workload) -> list[EncodedMessage]:
 
 
 # ---------------------------------------------------------------- (a) encoder vs the spec
+def test_fast_record_writer_writes_what_fastavro_writes(workload, monkeypatch):
+    """The encoder writes Avro bytes itself (write_record) for speed: for every record it builds,
+    fastavro (encode_record) must write the very same bytes."""
+    fast, pairs = dts_encoder.write_record, []
+
+    def checked(datum: dict[str, Any], with_born_timestamp: bool = True) -> bytes:
+        written = fast(datum, with_born_timestamp)
+        fields = datum["fields"]  # a FieldList (a list carrying its bytes), which fastavro refuses
+        plain = {**datum, "fields": list(fields) if isinstance(fields, list) else fields}
+        pairs.append((written, encode_record(plain, with_born_timestamp)))
+        return written
+
+    monkeypatch.setattr(dts_encoder, "write_record", checked)
+    list(encoder_for(DIALECT).encode(workload, random.Random(2)))
+    assert len(pairs) > 100
+    assert [i for i, (written, expected) in enumerate(pairs) if written != expected] == []
+
+
 def test_shipped_schema_is_the_spec_schema_verbatim():
     spec_json = re.search(r"```json\n(\[.*?\])\n```", SPEC.read_text(encoding="utf-8"), re.S).group(1)
     assert d.SCHEMA_PATH.read_text(encoding="utf-8").strip() == spec_json
