@@ -34,6 +34,8 @@ import pyspark
 from procmem import Peaks, PeakSampler
 from workloads import WorkloadSpec, batch_messages, ensure_generated, log, parse_spec
 
+from cdc_unify.spark import env_conf
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 DEFAULT_WORKLOADS = ("mixed:100k", "mixed:1M", "mixed:5M", "canal_json:1M", "debezium_json:1M", "dts_avro:1M")
@@ -81,6 +83,11 @@ def summarize_run_results(path: Path, peaks: Peaks | None = None) -> dict[str, A
         layer = per_layer.setdefault(kind_layer, {"seconds": 0.0, "cpu_seconds": 0.0})
         layer["seconds"] += result["execution_time"]
         layer["cpu_seconds"] += node_cpu or 0.0
+        if span and start is not None:
+            # Node seconds overlap when dbt runs nodes side by side: the layer's first start and
+            # last end (from the build's start) say when it held the machine.
+            layer["first_start"] = min(layer.get("first_start", span[0] - start), span[0] - start)
+            layer["last_end"] = max(layer.get("last_end", 0.0), span[1] - start)
         if result["unique_id"].startswith("model."):
             name = result["unique_id"].split(".", 2)[2]
             models.append(
@@ -157,6 +164,7 @@ class Runner:
             "CDC_UNIFY_WAREHOUSE": str(self.warehouse),
             "CDC_UNIFY_SPARK_MASTER": self.args.master,
             "CDC_UNIFY_DRIVER_MEMORY": self.args.driver_memory,
+            "CDC_UNIFY_SPARK_CONF": " ".join(self.args.conf),
         }
 
     def spark_step(self, step: str, *extra: str) -> dict[str, Any]:
@@ -301,9 +309,10 @@ def table(reports: list[dict[str, Any]]) -> str:
     for report in reports:
         full = report["full"]
         lines.append(f"\n{report['workload']}: where the full build's time goes")
-        lines.append(f"  {'layer / model':<42} {'node s':>8} {'CPU s':>8}")
+        lines.append(f"  {'layer / model':<42} {'node s':>8} {'CPU s':>8} {'from s':>8} {'to s':>8}")
         lines += [
             f"  {name:<42} {layer['seconds']:8.1f} {cell(layer['cpu_seconds'] or None, '{:8.1f}'):>8}"
+            f" {cell(layer.get('first_start'), '{:8.0f}'):>8} {cell(layer.get('last_end'), '{:8.0f}'):>8}"
             for name, layer in layers(full).items()
         ]
         lines += [
@@ -354,6 +363,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--master", default="local[2]", help="Spark master of every step (default local[2])")
     parser.add_argument("--driver-memory", default="2g", help="Spark driver memory (default 2g, the profile's)")
+    parser.add_argument(
+        "--conf",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Spark settings of every step (CDC_UNIFY_SPARK_CONF), e.g. spark.sql.codegen.wholeStage=false",
+    )
     parser.add_argument("--select", nargs="+", help="dbt selection instead of the whole project (e.g. staging)")
     parser.add_argument(
         "--threads",
@@ -379,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         specs = [parse_spec(text) for text in (QUICK_WORKLOADS if args.quick else args.workloads)]
+        env_conf(" ".join(args.conf))
     except ValueError as exc:
         parser.error(str(exc))
     args.work_dir = args.work_dir.resolve()

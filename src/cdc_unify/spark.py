@@ -22,6 +22,9 @@ from pyspark.sql import SparkSession
 from cdc_unify import udfs
 
 WAREHOUSE_ENV = "CDC_UNIFY_WAREHOUSE"
+# Whitespace-separated key=value Spark settings that win over the profile's: one-off overrides
+# (benchmarks, a cluster's tuning) without editing profiles/profiles.yml.
+SPARK_CONF_ENV = "CDC_UNIFY_SPARK_CONF"
 DEFAULT_MASTER = "local[*]"
 DEFAULT_APP_NAME = "cdc-unify"
 LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -93,7 +96,20 @@ def session_conf(
     }
     # An empty value (e.g. an unset env var in the profile) means "not set".
     conf.update({str(key): str(value) for key, value in (extra_conf or {}).items() if str(value) != ""})
+    conf.update(env_conf(os.environ.get(SPARK_CONF_ENV, "")))
     return conf
+
+
+def env_conf(text: str) -> dict[str, str]:
+    """`spark.a=1 spark.b=x` -> {"spark.a": "1", "spark.b": "x"}; a malformed entry is an error
+    naming it, not a setting silently dropped."""
+    settings = {}
+    for entry in text.split():
+        key, sep, value = entry.partition("=")
+        if not sep or not key or not value:
+            raise ValueError(f"{SPARK_CONF_ENV}: {entry!r} is not key=value (e.g. spark.sql.shuffle.partitions=8)")
+        settings[key] = value
+    return settings
 
 
 def get_spark(

@@ -186,6 +186,18 @@ def test_session_conf_extra_settings_win_and_empty_ones_are_unset(tmp_path):
     assert "spark.kubernetes.container.image" not in conf
 
 
+def test_spark_conf_env_wins_over_the_profile_and_rejects_malformed_entries(monkeypatch, tmp_path):
+    monkeypatch.setenv(
+        spark_setup.SPARK_CONF_ENV, " spark.sql.shuffle.partitions=8\tspark.sql.codegen.wholeStage=false "
+    )
+    conf = spark_setup.session_conf(warehouse=str(tmp_path), extra_conf={"spark.sql.shuffle.partitions": "200"})
+    assert conf["spark.sql.shuffle.partitions"] == "8"
+    assert conf["spark.sql.codegen.wholeStage"] == "false"
+    monkeypatch.setenv(spark_setup.SPARK_CONF_ENV, "spark.sql.shuffle.partitions=8 wholeStage")
+    with pytest.raises(ValueError, match="'wholeStage' is not key=value"):
+        spark_setup.session_conf(warehouse=str(tmp_path))
+
+
 def test_warehouse_dir_resolution(monkeypatch, tmp_path):
     monkeypatch.delenv(spark_setup.WAREHOUSE_ENV, raising=False)
     assert spark_setup.warehouse_dir() == str(spark_setup.project_root() / ".warehouse")

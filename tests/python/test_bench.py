@@ -1,0 +1,85 @@
+"""The benchmark harness's own arithmetic (bench/run.py, bench/workloads.py), without Spark:
+what it reports is only as good as how it reads dbt's run_results.json."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from harness import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+import run as bench_run  # noqa: E402  (bench/ is a folder of scripts, not a package)
+import workloads  # noqa: E402
+
+
+def node(unique_id: str, start: str, end: str, seconds: float, status: str = "success") -> dict:
+    return {
+        "unique_id": unique_id,
+        "status": status,
+        "execution_time": seconds,
+        "message": None,
+        "timing": [
+            {
+                "name": "compile",
+                "started_at": f"2026-01-01T00:00:{start}Z",
+                "completed_at": f"2026-01-01T00:00:{start}Z",
+            },
+            {"name": "execute", "started_at": f"2026-01-01T00:00:{start}Z", "completed_at": f"2026-01-01T00:00:{end}Z"},
+        ],
+    }
+
+
+def test_run_results_give_the_build_span_and_each_layers_share(tmp_path):
+    results = [
+        node("operation.cdc_unify.on-run-start", "00", "00", 0.1),
+        node("model.cdc_unify.stg_canal_json__changes", "01", "11", 10.0),
+        node("model.cdc_unify.stg_dts_avro__changes", "02", "08", 6.0),
+        node("model.cdc_unify.int_change_events", "11", "21", 10.0),
+        node("model.cdc_unify.cdc_row_history", "21", "31", 10.0),
+        node("test.cdc_unify.not_null_cdc_row_history_feed.abc", "31", "33", 2.0, status="warn"),
+    ]
+    path = tmp_path / "run_results.json"
+    path.write_text(json.dumps({"results": results}))
+
+    summary = bench_run.summarize_run_results(path)
+
+    # The on-run-start hook is not a node of the build: the build runs from 00:01 to 00:33.
+    assert summary["build_seconds"] == 32
+    assert summary["nodes"] == 5
+    assert not summary["nodes_one_at_a_time"]  # the two staging models overlap
+    staging = summary["per_layer"]["staging"]
+    assert (staging["seconds"], staging["first_start"], staging["last_end"]) == (16.0, 0, 10)
+    assert summary["per_layer"]["marts"]["last_end"] == 30
+    assert summary["per_layer"]["data tests"]["seconds"] == 2.0
+    assert [m["model"] for m in summary["models"]][:2] == ["stg_canal_json__changes", "int_change_events"]
+    assert [p["status"] for p in summary["problems"]] == ["warn"]
+
+
+@pytest.mark.parametrize(
+    ("text", "dialects", "messages"),
+    [
+        ("mixed:100k", 11, 100_000),
+        ("mixed:1M", 11, 1_000_000),
+        ("canal_json:2500", 1, 2_500),
+        ("dts_avro:1.5m", 1, 1_500_000),
+    ],
+)
+def test_workload_specs(text, dialects, messages):
+    spec = workloads.parse_spec(text)
+    assert (len(spec.dialects), spec.messages, spec.label) == (dialects, messages, text)
+
+
+@pytest.mark.parametrize("text", ["mixed", "mixed:0", "mixed:ten", "nosuch_json:1k"])
+def test_bad_workload_specs_are_refused(text):
+    with pytest.raises(ValueError):
+        workloads.parse_spec(text)
+
+
+def test_bad_spark_settings_stop_the_bench_before_it_generates_anything(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        bench_run.main(["--workloads", "mixed:1k", "--conf", "spark.sql.codegen.wholeStage"])
+    assert stopped.value.code == 2
+    assert "is not key=value" in capsys.readouterr().err
