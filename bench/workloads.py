@@ -12,6 +12,7 @@ messages) is the ~1% the incremental run appends after the full build of batch 1
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import tempfile
@@ -107,5 +108,6 @@ def ensure_generated(spec: WorkloadSpec, seed: int, data_root: Path) -> tuple[Pa
     ratio = messages_per_event(spec.dialects, seed)
     events = max(1, round(spec.messages / ratio))
     log(f"[generate] {spec.label}: {events:,} row changes ({ratio:.2f} messages each over the dialects) -> {data_dir}")
-    manifest = generate(events, seed, data_dir, spec.dialects, BENCH_FAULTS, log=log)
+    # The files do not depend on the number of jobs (test_jobs_do_not_change_the_files).
+    manifest = generate(events, seed, data_dir, spec.dialects, BENCH_FAULTS, log=log, jobs=os.cpu_count() or 1)
     return data_dir, manifest, time.monotonic() - started

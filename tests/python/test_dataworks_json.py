@@ -19,9 +19,9 @@ from cdc_unify.canonical import CanonicalError, IntervalYM
 from cdc_unify.contract import STAGED_COLUMNS
 from cdc_unify.decoders import canonicalizer_for
 from cdc_unify.generator.encoders import encoder_for
-from cdc_unify.generator.encoders._dataworks import load_json
 from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_ERROR_CODE, EncodedMessage
 from cdc_unify.generator.encoders.dataworks_json import SOURCE_TIME_ZONE, json_value
+from cdc_unify.generator.jsontext import load_json
 from cdc_unify.generator.model import Column
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
 

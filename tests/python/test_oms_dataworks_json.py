@@ -22,9 +22,9 @@ from cdc_unify.contract import STAGED_COLUMNS
 from cdc_unify.decoders import canonicalizer_for
 from cdc_unify.decoders.oms_dataworks_json import logical_type
 from cdc_unify.generator.encoders import encoder_for
-from cdc_unify.generator.encoders._dataworks import load_json
 from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_ERROR_CODE, EncodedMessage
 from cdc_unify.generator.encoders.oms_dataworks_json import interval_literal, json_value
+from cdc_unify.generator.jsontext import load_json
 from cdc_unify.generator.model import Column
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
 

@@ -10,6 +10,7 @@ a verbatim type through as is writes such values without leaving C for anything 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from json.encoder import c_make_encoder, encode_basestring
 from typing import Any
@@ -55,3 +56,16 @@ def sorted_dumps(default: Callable[[Any], Any] = _no_default) -> Dumps:
 def plain_dumps() -> Dumps:
     """`dumps(obj)`: what json.dumps(obj, ensure_ascii=False, separators=(",", ":")) writes."""
     return _dumps(encode_basestring, _no_default, sort_keys=False)
+
+
+class RawJson(str):
+    """JSON text written as is: a number's exact digits."""
+
+
+# Compact JSON, non-ASCII unescaped, RawJson numbers verbatim, key order kept.
+dump_json = compact_dumps(RawJson)
+
+
+def load_json(value: bytes) -> Any:
+    """Parse an encoded value keeping every number's exact text (for malformations)."""
+    return json.loads(value.decode("utf-8"), parse_float=RawJson, parse_int=RawJson)

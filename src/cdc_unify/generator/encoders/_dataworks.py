@@ -8,14 +8,13 @@ digits; both name operations the same way and shape DDL, transaction and GTID ev
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 import random
 from decimal import Decimal
 from typing import Any
 
 from cdc_unify.canonical import IntervalYM, to_canonical
-from cdc_unify.generator.jsontext import compact_dumps
+from cdc_unify.generator.jsontext import RawJson
 from cdc_unify.generator.truth import key_text
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -31,19 +30,6 @@ DDL_OP_NAMES = {
     "CREATE_INDEX": "CINDEX",
     "DROP_INDEX": "DINDEX",
 }
-
-
-class RawJson(str):
-    """JSON text written as is: a number's exact digits."""
-
-
-# Compact JSON, non-ASCII unescaped, RawJson numbers verbatim, key order kept.
-dump_json = compact_dumps(RawJson)
-
-
-def load_json(value: bytes) -> Any:
-    """Parse an encoded value keeping every number's exact text (for malformations)."""
-    return json.loads(value.decode("utf-8"), parse_float=RawJson, parse_int=RawJson)
 
 
 def epoch_ms(value: dt.datetime) -> int:

@@ -24,7 +24,6 @@ the most plausible Java rendering is used (ZonedDateTime.toString, ISO-8601 dura
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 import random
 import re
@@ -35,7 +34,7 @@ from zoneinfo import ZoneInfo
 
 from cdc_unify.canonical import base_type, fmt_date, fmt_interval_ds, fmt_interval_ym, fmt_time, to_canonical
 from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
-from cdc_unify.generator.jsontext import compact_dumps, plain_dumps
+from cdc_unify.generator.jsontext import dump_json, load_json, plain_dumps
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
 from cdc_unify.generator.truth import key_text
 
@@ -78,19 +77,8 @@ _SQL_TYPES = {
 }
 
 
-class RawJson(str):
-    """JSON text written as is: a number's exact digits."""
-
-
-# Compact JSON (fastjson style), non-ASCII unescaped, RawJson numbers verbatim.
-dump_json = compact_dumps(RawJson)
-# The same for documents without RawJson (Canal's values are all strings), faster.
+# dump_json (fastjson style) for documents without RawJson (Canal's values are all strings), faster.
 dump_plain_json = plain_dumps()
-
-
-def load_json(value: bytes) -> Any:
-    """Parse an encoded value keeping every number's exact text (for malformations)."""
-    return json.loads(value.decode("utf-8"), parse_float=RawJson, parse_int=RawJson)
 
 
 def epoch_ms(value: dt.datetime) -> int:

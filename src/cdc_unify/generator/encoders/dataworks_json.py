@@ -37,6 +37,7 @@ from zoneinfo import ZoneInfo
 from cdc_unify.canonical import base_type, fmt_instant, to_canonical
 from cdc_unify.generator.encoders import _dataworks as dw
 from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
+from cdc_unify.generator.jsontext import RawJson, dump_json, load_json
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
 
 # The dbt var `source_time_zone` default: the zone DataWorks read the source's wall clocks in.
@@ -89,7 +90,7 @@ def json_value(column: Column, value: Any) -> Any:
         return None
     declared = column_type(column)
     if declared == "LONG":
-        return dw.RawJson(str(value))
+        return RawJson(str(value))
     if declared == "BOOLEAN":
         return bool(value)
     if declared == "DOUBLE":
@@ -97,7 +98,7 @@ def json_value(column: Column, value: Any) -> Any:
     if declared == "BYTES":
         return base64.b64encode(value).decode("ascii")
     if declared == "DATE":
-        return dw.RawJson(str(dw.epoch_ms(_instant(column, value))))
+        return RawJson(str(dw.epoch_ms(_instant(column, value))))
     return _string_text(column, value)
 
 
@@ -136,7 +137,7 @@ class DataWorksJsonEncoder(Encoder):
             return dw.invalid_json(message.value, rng)
         if kind == "invalid_utf8":
             return dw.invalid_utf8(message.value, b'"op":"')
-        doc = dw.load_json(message.value)
+        doc = load_json(message.value)
         payload = doc["payload"]
         if kind == "missing_field":
             del payload["op"]
@@ -149,7 +150,7 @@ class DataWorksJsonEncoder(Encoder):
             payload[image] = {"dataColumn": [payload[image]["dataColumn"]]}
         else:
             raise ValueError(f"unknown malformation {kind!r}")
-        return dw.dump_json(doc).encode("utf-8")
+        return dump_json(doc).encode("utf-8")
 
 
 def _break_a_typed_value(doc: dict[str, Any]) -> None:
@@ -188,8 +189,8 @@ def _schema(schema: TableSchema, version: str) -> dict:
 
 # Per table schema (and message version): what every row message of the table repeats.
 columns_of = PerSchema(_columns)
-schema_json = PerSchema(lambda schema, version: dw.dump_json(_schema(schema, version)))
-_NO_SCHEMA_JSON = dw.dump_json({"dataColumn": None, "primaryKey": None, "source": None})
+schema_json = PerSchema(lambda schema, version: dump_json(_schema(schema, version)))
+_NO_SCHEMA_JSON = dump_json({"dataColumn": None, "primaryKey": None, "source": None})
 
 
 class _Stream:
@@ -221,7 +222,7 @@ class _Stream:
     ) -> EncodedMessage:
         """`doc`: the schema's JSON text (written once per table), the payload and the version."""
         schema_json, payload, version = doc
-        value = f'{{"schema":{schema_json},"payload":{dw.dump_json(payload)},"version":"{version}"}}'
+        value = f'{{"schema":{schema_json},"payload":{dump_json(payload)},"version":"{version}"}}'
         expected = {"row_index": 0, "event_ts": dw.truncate_to_ms(when), **expected}
         return EncodedMessage(value.encode("utf-8"), None, routing_key, when, (expected,), row)
 

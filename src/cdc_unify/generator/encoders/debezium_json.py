@@ -37,7 +37,7 @@ from typing import Any
 
 from cdc_unify.canonical import IntervalYM, fmt_float32, to_canonical
 from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
-from cdc_unify.generator.jsontext import compact_dumps
+from cdc_unify.generator.jsontext import RawJson, dump_json
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
 from cdc_unify.generator.truth import key_text as staged_key_text
 
@@ -50,12 +50,8 @@ SOURCE_COLUMN_TYPE = "__debezium.source.column.type"
 
 
 # ---------------------------------------------------------------- JSON writing
-class RawNumber(str):
-    """A JSON number written verbatim (Java's text of a float, which Python's json cannot produce)."""
-
-
-# Compact JSON as Jackson writes it: raw UTF-8, no spaces, RawNumber verbatim.
-dumps = compact_dumps(RawNumber)
+# JSON is written as Jackson writes it (raw UTF-8, no spaces) by jsontext.dump_json; a float is
+# a RawJson holding Java's text of it, which Python's json cannot produce.
 
 
 def java_number_text(value: float, single: bool = False) -> str:
@@ -79,7 +75,7 @@ def float_wire(value: float, single: bool) -> Any:
         return "NaN"
     if value in (float("inf"), float("-inf")):
         return "Infinity" if value > 0 else "-Infinity"
-    return RawNumber(java_number_text(value, single))
+    return RawJson(java_number_text(value, single))
 
 
 # ---------------------------------------------------------------- column codecs
@@ -368,14 +364,14 @@ def with_schema(schema_json: str, payload: Any, enabled: bool) -> bytes:
     """The value, in the JSON converter's envelope if schemas are enabled.  The schema comes as
     its JSON text, written once per table rather than per message."""
     if not enabled:
-        return dumps(payload).encode("utf-8")
-    return f'{{"schema":{schema_json},"payload":{dumps(payload)}}}'.encode()
+        return dump_json(payload).encode("utf-8")
+    return f'{{"schema":{schema_json},"payload":{dump_json(payload)}}}'.encode()
 
 
 # Per table schema and connector option: the column codecs, the value and key schemas' JSON.
 table_codecs = PerSchema(lambda table, propagate: {c.name: column_codec(c, propagate) for c in table.columns})
 envelope_schema_json = PerSchema(
-    lambda table, propagate, modern: dumps(envelope_schema(table, table_codecs(table, propagate), modern))
+    lambda table, propagate, modern: dump_json(envelope_schema(table, table_codecs(table, propagate), modern))
 )
 
 
@@ -385,10 +381,10 @@ def _key_schema(table: TableSchema, propagate: bool) -> dict[str, Any]:
     return _struct(f"{SERVER_NAME}.{table.database}.{table.table}.Key", fields)
 
 
-key_schema_json = PerSchema(lambda table, propagate: dumps(_key_schema(table, propagate)))
+key_schema_json = PerSchema(lambda table, propagate: dump_json(_key_schema(table, propagate)))
 
 
-_TX_SCHEMA_JSON = dumps(
+_TX_SCHEMA_JSON = dump_json(
     _struct(
         "io.debezium.connector.common.TransactionMetadataValue",
         [
@@ -408,14 +404,14 @@ _TX_SCHEMA_JSON = dumps(
         ],
     )
 )
-_TX_KEY_SCHEMA_JSON = dumps(
+_TX_KEY_SCHEMA_JSON = dump_json(
     _struct("io.debezium.connector.common.TransactionMetadataKey", [_field("string", "id", False)])
 )
-_HEARTBEAT_SCHEMA_JSON = dumps(_struct("io.debezium.connector.common.Heartbeat", [_field("int64", "ts_ms", False)]))
-_SERVER_NAME_KEY_SCHEMA_JSON = dumps(
+_HEARTBEAT_SCHEMA_JSON = dump_json(_struct("io.debezium.connector.common.Heartbeat", [_field("int64", "ts_ms", False)]))
+_SERVER_NAME_KEY_SCHEMA_JSON = dump_json(
     _struct("io.debezium.connector.common.ServerNameKey", [_field("string", "serverName", False)])
 )
-_SCHEMA_CHANGE_KEY_SCHEMA_JSON = dumps(
+_SCHEMA_CHANGE_KEY_SCHEMA_JSON = dump_json(
     _struct("io.debezium.connector.mysql.SchemaChangeKey", [_field("string", "databaseName", False)])
 )
 
@@ -695,7 +691,7 @@ class DebeziumJsonEncoder(Encoder):
         if not table.primary_key or image is None:
             return None, None
         payload = {c: codecs[c].wire(image[c]) for c in table.primary_key}
-        return with_schema(key_schema_json(table, style.propagate), payload, style.key_schema), dumps(payload)
+        return with_schema(key_schema_json(table, style.propagate), payload, style.key_schema), dump_json(payload)
 
     # ------------------------------------------------------------ truncate and DDL
     def _truncate(self, change: SourceChange, ctx: _TxContext, style: Style) -> EncodedMessage:
@@ -861,7 +857,7 @@ class DebeziumJsonEncoder(Encoder):
                 payload[image] = list((payload[image] or {}).values())
         else:
             raise ValueError(f"unsupported malformation {kind!r}")
-        return dumps(doc).encode("utf-8")
+        return dump_json(doc).encode("utf-8")
 
     @staticmethod
     def _wrong_value_type(doc: Any, payload: dict[str, Any], enveloped: bool, rng: random.Random) -> Any:
@@ -945,12 +941,12 @@ def schema_change_schema(modern: bool) -> dict[str, Any]:
 
 @functools.cache
 def _schema_change_schema_json(modern: bool) -> str:
-    return dumps(schema_change_schema(modern))
+    return dump_json(schema_change_schema(modern))
 
 
 def _parse_exact(text: str) -> Any:
     """Parse our own JSON keeping number texts, to rewrite a message into a malformed one."""
-    return json.loads(text, parse_int=RawNumber, parse_float=RawNumber)
+    return json.loads(text, parse_int=RawJson, parse_float=RawJson)
 
 
 ENCODER = DebeziumJsonEncoder()

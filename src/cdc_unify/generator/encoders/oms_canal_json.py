@@ -33,7 +33,8 @@ from cdc_unify.canonical import (
     to_canonical,
 )
 from cdc_unify.generator.encoders.base import EncodedMessage
-from cdc_unify.generator.encoders.canal_json import EPOCH, CanalJsonEncoder, RawJson, dump_json
+from cdc_unify.generator.encoders.canal_json import EPOCH, CanalJsonEncoder
+from cdc_unify.generator.jsontext import RawJson, dump_json
 from cdc_unify.generator.model import Column, Workload
 
 # Field order of the spec's OMS Canal samples.

@@ -31,6 +31,7 @@ from typing import Any
 from cdc_unify.canonical import IntervalYM, base_type, fmt_date, fmt_fraction, to_canonical
 from cdc_unify.generator.encoders import _dataworks as dw
 from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
+from cdc_unify.generator.jsontext import RawJson, dump_json, load_json
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
 
 TRANSACTION_MARKER_SHARE = 0.3
@@ -89,11 +90,11 @@ def json_value(column: Column, value: Any) -> Any:
         return None
     kind = base_type(column.logical_type)
     if kind == "boolean":
-        return dw.RawJson("1" if value else "0")
+        return RawJson("1" if value else "0")
     if kind in ("tinyint", "smallint", "int", "bigint", "ubigint"):
-        return dw.RawJson(str(value))
+        return RawJson(str(value))
     if kind == "decimal":
-        return dw.RawJson(format(value, "f"))
+        return RawJson(format(value, "f"))
     if kind in ("float", "double"):
         return dw.json_number(value, single=kind == "float")
     if kind == "binary":
@@ -141,7 +142,7 @@ class OmsDataworksJsonEncoder(Encoder):
             return dw.invalid_json(message.value, rng)
         if kind == "invalid_utf8":
             return dw.invalid_utf8(message.value, b'"op":"')
-        doc = dw.load_json(message.value)
+        doc = load_json(message.value)
         payload = doc["payload"]
         if kind == "missing_field":
             del payload["op"]
@@ -154,7 +155,7 @@ class OmsDataworksJsonEncoder(Encoder):
             payload[image] = {"data": [payload[image]["data"]]}
         else:
             raise ValueError(f"unknown malformation {kind!r}")
-        return dw.dump_json(doc).encode("utf-8")
+        return dump_json(doc).encode("utf-8")
 
 
 def _break_a_typed_value(doc: dict[str, Any]) -> None:
@@ -183,7 +184,7 @@ def _schema(schema: TableSchema, db_version: str | None) -> dict:
     return doc
 
 
-schema_json = PerSchema(lambda schema, db_version: dw.dump_json(_schema(schema, db_version)))
+schema_json = PerSchema(lambda schema, db_version: dump_json(_schema(schema, db_version)))
 
 
 class _Stream:
@@ -207,11 +208,11 @@ class _Stream:
 
     def heartbeat(self, when: dt.datetime) -> EncodedMessage:
         doc = {"version": "2.0", "payload": {"timestamp": {"eventTime": dw.epoch_ms(when)}, "op": "HEARTBEAT"}}
-        return self._message(dw.dump_json(doc), "", when, {"event_kind": "HEARTBEAT", "op": "HEARTBEAT"}, False)
+        return self._message(dump_json(doc), "", when, {"event_kind": "HEARTBEAT", "op": "HEARTBEAT"}, False)
 
     def _marker(self, when: dt.datetime, op: str, staged_op: str) -> EncodedMessage:
         doc = {"version": "2.0", "payload": {"op": op, "timestamp": self._timestamp(when), "scn": self._scn()}}
-        return self._message(dw.dump_json(doc), "", when, {"event_kind": "TRANSACTION", "op": staged_op}, False)
+        return self._message(dump_json(doc), "", when, {"event_kind": "TRANSACTION", "op": staged_op}, False)
 
     def transaction(self, tx: Transaction) -> Iterator[EncodedMessage]:
         wrap = (not tx.is_snapshot and tx.changes[0].op not in ("DDL", "TRUNCATE")
@@ -226,7 +227,7 @@ class _Stream:
     def _doc(self, schema: TableSchema, payload: dict) -> str:
         """The value's JSON: version, schema (its text written once per table), payload, extend."""
         db_version = self.rng.choice((None, "4.2.1.2"))
-        doc = f'{{"version":"2.0","schema":{schema_json(schema, db_version)},"payload":{dw.dump_json(payload)}'
+        doc = f'{{"version":"2.0","schema":{schema_json(schema, db_version)},"payload":{dump_json(payload)}'
         if self.rng.random() < EXTEND_SHARE:
             doc += ',"extend":{"load_fm":"cdc-unify"}'
         return doc + "}"
