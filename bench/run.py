@@ -164,7 +164,8 @@ class Runner:
             "CDC_UNIFY_WAREHOUSE": str(self.warehouse),
             "CDC_UNIFY_SPARK_MASTER": self.args.master,
             "CDC_UNIFY_DRIVER_MEMORY": self.args.driver_memory,
-            "CDC_UNIFY_SPARK_CONF": " ".join(self.args.conf),
+            # --conf after the caller's own settings: later entries win.
+            "CDC_UNIFY_SPARK_CONF": " ".join([os.environ.get("CDC_UNIFY_SPARK_CONF", ""), *self.args.conf]).strip(),
         }
 
     def spark_step(self, step: str, *extra: str) -> dict[str, Any]:
