@@ -27,7 +27,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import functools
-import json
 import random
 import re
 from collections.abc import Callable, Iterator
@@ -37,7 +36,7 @@ from typing import Any
 
 from cdc_unify.canonical import IntervalYM, fmt_float32, to_canonical
 from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
-from cdc_unify.generator.jsontext import RawJson, dump_json
+from cdc_unify.generator.jsontext import RawJson, dump_json, load_json
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
 from cdc_unify.generator.truth import key_text as staged_key_text
 
@@ -831,7 +830,7 @@ class DebeziumJsonEncoder(Encoder):
             return message.value[:cut] + b"\xc3\x28" + message.value[cut:]
         if kind == "invalid_json":
             return text[: rng.randrange(1, len(text) - 1)].encode("utf-8")
-        doc = _parse_exact(text)
+        doc = load_json(message.value)
         enveloped = isinstance(doc, dict) and "schema" in doc and "payload" in doc
         payload = doc["payload"] if enveloped else doc
         if kind == "missing_field":
@@ -942,11 +941,6 @@ def schema_change_schema(modern: bool) -> dict[str, Any]:
 @functools.cache
 def _schema_change_schema_json(modern: bool) -> str:
     return dump_json(schema_change_schema(modern))
-
-
-def _parse_exact(text: str) -> Any:
-    """Parse our own JSON keeping number texts, to rewrite a message into a malformed one."""
-    return json.loads(text, parse_int=RawJson, parse_float=RawJson)
 
 
 ENCODER = DebeziumJsonEncoder()
