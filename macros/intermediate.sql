@@ -92,9 +92,9 @@
     ]) }}
 {%- endmacro %}
 
-{% macro cdc_table_key() -%}
+{% macro cdc_table_key(feed_column='source_name') -%}
     {#- One string naming a source table (feed, tenant, database, schema, table); a null part is not 'null'. -#}
-    to_json(array(source_name, tenant_name, database_name, schema_name, table_name))
+    to_json(array({{ feed_column }}, tenant_name, database_name, schema_name, table_name))
 {%- endmacro %}
 
 {% macro cdc_overlay(base, overlay) -%}
@@ -116,4 +116,24 @@
         incremental run recomputes and overwrites. Changing it needs `--full-refresh`.
     -#}
     {{ return(var('cdc_row_buckets', 64)) }}
+{%- endmacro %}
+
+{% macro cdc_changed_keys(current, built, key_columns, fingerprint) -%}
+    {#-
+        The keys an incremental run recomputes: keys of `current` whose `fingerprint` differs from
+        the one `built` stores (new keys included), and keys of `built` that `current` no longer
+        has (recomputed to nothing). Both relations have the key columns and the fingerprint.
+    -#}
+    {%- set same_key = [] -%}
+    {%- for column in key_columns -%}
+        {%- do same_key.append(current ~ '.' ~ column ~ ' = ' ~ built ~ '.' ~ column) -%}
+    {%- endfor -%}
+    select {{ current }}.{{ key_columns | join(', ' ~ current ~ '.') }}
+    from {{ current }}
+    left anti join {{ built }}
+        on {{ same_key | join(' and ') }} and {{ current }}.{{ fingerprint }} = {{ built }}.{{ fingerprint }}
+    union
+    select {{ built }}.{{ key_columns | join(', ' ~ built ~ '.') }}
+    from {{ built }}
+    left anti join {{ current }} on {{ same_key | join(' and ') }}
 {%- endmacro %}

@@ -8,10 +8,13 @@
       half, before image of the BEFORE half). A half whose partner has not landed stays an
       event with its own op, so nothing disappears while it waits.
     Images stay as the message sent them here; int_row_changes folds them into full rows.
-    Incremental: rows live in `event_bucket` partitions, a hash of the event id or, for a split
-    update's half, of its pair key, so redeliveries and both halves of a pair share a bucket. A run
-    rebuilds, from all their staged rows, the buckets that rows landed since the last run fall in
-    (per feed: landed_at after the newest this model holds) and overwrites only those partitions.
+    Incremental: an event's row depends on the deliveries of its event id and, for a split
+    update's half, on the other halves of its pair key alone. A run finds the rows landed since the
+    last one (per feed: landed_at after the newest this model holds), rebuilds from all their
+    staged rows only the events sharing an event id or a pair key with them, and keeps every
+    other stored event. Rows live in `event_bucket` partitions (a hash of the event id or of the
+    pair key, so redeliveries and both halves of a pair share one); the partitions the new rows
+    fall in are overwritten with the rebuilt events plus the stored events kept there.
 -#}
 {{ config(
     materialized='incremental',
@@ -46,19 +49,27 @@
     {% do pair_conditions.append('after_half.' ~ column ~ ' <=> before_half.' ~ column) %}
 {% endfor %}
 
+{% set stored_pair_key = [] %}
+{% for column in pair_key %}
+    {% do stored_pair_key.append('stored.' ~ column) %}
+{% endfor %}
+
 with decoded as (
     select
         *,
-        pmod(
+        pmod(coalesce(pair_hash, xxhash64(event_id)), {{ cdc_row_buckets() }}) as event_bucket
+    from (
+        select
+            *,
+            -- A split update's half. A 64-bit hash names its pair key: a collision only means one
+            -- more pair rebuilt by an incremental run.
             case
                 when op in ('UPDATE_BEFORE', 'UPDATE_AFTER') and source_position is not null
                     then xxhash64({{ pair_key | join(', ') }})
-                else xxhash64(event_id)
-            end,
-            {{ cdc_row_buckets() }}
-        ) as event_bucket
-    from {{ ref('int_staged_events') }}
-    where message_status = 'decoded'
+            end as pair_hash
+        from {{ ref('int_staged_events') }}
+        where message_status = 'decoded'
+    ) as staged
 ),
 
 {% if is_incremental() %}
@@ -70,21 +81,54 @@ with decoded as (
         group by source_name
     ),
 
-    touched_buckets as (
-        select distinct decoded.event_bucket
+    new_rows as (
+        select
+            decoded.event_id,
+            decoded.event_bucket,
+            decoded.pair_hash
         from decoded
         left join built_until on decoded.source_name = built_until.source_name
         where built_until.landed_until is null or decoded.landed_at > built_until.landed_until
     ),
-{% endif %}
 
-bucket_events as (
-    select decoded.*
-    from decoded
-    {%- if is_incremental() %}
-    left semi join touched_buckets on decoded.event_bucket = touched_buckets.event_bucket
-    {%- endif %}
-),
+    new_event_ids as (
+        select distinct event_id from new_rows
+    ),
+
+    new_pair_hashes as (
+        select distinct pair_hash from new_rows
+        where pair_hash is not null
+    ),
+
+    events_to_build as (
+        select decoded.*
+        from decoded
+        left join new_event_ids on decoded.event_id = new_event_ids.event_id
+        left join new_pair_hashes on decoded.pair_hash = new_pair_hashes.pair_hash
+        where new_event_ids.event_id is not null or new_pair_hashes.pair_hash is not null
+    ),
+
+    -- A partition is overwritten whole: it keeps the stored events no new row shares a key with.
+    touched_buckets as (
+        select distinct event_bucket from new_rows
+    ),
+
+    kept_events as (
+        select stored.*
+        from {{ this }} as stored
+        left semi join touched_buckets on stored.event_bucket = touched_buckets.event_bucket
+        left anti join new_event_ids on stored.event_id = new_event_ids.event_id
+        left anti join new_pair_hashes
+            on
+                (stored.op in ('UPDATE_BEFORE', 'UPDATE_AFTER') or stored.split_before_event_id is not null)
+                and stored.source_position is not null
+                and xxhash64({{ stored_pair_key | join(', ') }}) = new_pair_hashes.pair_hash
+    ),
+{% else %}
+    events_to_build as (
+        select * from decoded
+    ),
+{% endif %}
 
 deliveries as (
     select
@@ -94,7 +138,7 @@ deliveries as (
             order by landed_at, landing_timestamp, landing_topic, landing_partition, landing_offset, row_index
         ) as delivery_rank,
         count(*) over (partition by event_id) as delivery_count
-    from bucket_events
+    from events_to_build
 ),
 
 first_deliveries as (
@@ -113,7 +157,7 @@ split_halves as (
             order by sequence, event_id
         ) as half_rank
     from first_deliveries
-    where op in ('UPDATE_BEFORE', 'UPDATE_AFTER') and source_position is not null
+    where pair_hash is not null
 ),
 
 before_halves as (
@@ -173,3 +217,10 @@ select
     {{ columns | join(', ') }},
     event_bucket
 from canonical_events
+{%- if is_incremental() %}
+    union all
+    select
+        {{ columns | join(', ') }},
+        event_bucket
+    from kept_events
+{%- endif %}

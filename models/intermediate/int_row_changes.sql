@@ -15,10 +15,12 @@
       per-(identity, column) "last value that was present" window over the changes in sequence
       order: linear in changes x columns, unlike re-merging every prefix of a row's changes
       (quadratic for frequently updated rows).
-    Incremental: rows live in `key_bucket` partitions (a hash of table and identity). Each bucket
-    carries the fingerprint of everything its rows are computed from (its units and the truncates
-    of its tables); a run recomputes exactly the buckets whose fingerprint changed and overwrites
-    those partitions, so the result is the full refresh's, late events included.
+    Incremental: an identity's rows depend on its own units and its table's truncates alone. Each
+    row carries the fingerprint of those inputs; a run recomputes only the identities whose
+    fingerprint changed (or that no unit reaches any more) and, as rows live in `key_bucket`
+    partitions (a hash of table and identity), overwrites the partitions they fall in with the
+    recomputed rows plus the stored rows of every other identity there. The result is the full
+    refresh's, late events included, at the cost of the changed identities' windows.
     Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
     that are read several times, and a plan that repeats its inputs grows with every reuse.
 -#}
@@ -32,9 +34,16 @@
 {%- set change_order = 'sequence, sub_order, event_id' %}
 {#- What a change row says besides its folded image; every step carries these columns. -#}
 {%- set action_attributes = [
-    'key_bucket', 'bucket_fingerprint', 'table_key', 'row_key', 'is_keyed', 'source_name', 'dialect',
+    'key_bucket', 'identity_fingerprint', 'table_key', 'unit_identity', 'row_key', 'is_keyed', 'source_name', 'dialect',
     'tenant_name', 'database_name', 'schema_name', 'table_name', 'primary_key_columns', 'event_id', 'op',
     'sequence', 'sub_order', 'event_ts', 'emitted_ts', 'landing_timestamp', 'change_kind', 'starts_row',
+] %}
+{#- The model's columns (built rows and, incrementally, the stored rows kept beside them). -#}
+{%- set output_columns = [
+    'action_id', 'table_key', 'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name',
+    'primary_key_columns', 'row_key', 'row_identity', 'event_id', 'op', 'change_kind', 'starts_row', 'sequence',
+    'sub_order', 'segment', 'event_ts', 'emitted_ts', 'landing_timestamp', 'row_values', 'row_values_json',
+    'is_deleted', 'unit_identity', 'identity_fingerprint', 'key_bucket',
 ] %}
 {#- What a truncate's spawned delete takes from the truncate event itself. -#}
 {%- set truncate_attributes = ['event_id', 'op', 'sequence', 'event_ts', 'emitted_ts', 'landing_timestamp'] %}
@@ -154,47 +163,73 @@ hashed_units as (
     left join table_truncates on units.table_key = table_truncates.table_key
 ),
 
-bucket_fingerprints as (
-    select
-        key_bucket,
-        bit_xor(input_hash) as bucket_fingerprint
-    from hashed_units
-    group by key_bucket
-),
-
 {% if is_incremental() %}
-    built_buckets as (
+    identity_fingerprints as (
+        select
+            table_key,
+            identity,
+            bit_xor(input_hash) as identity_fingerprint
+        from hashed_units
+        group by table_key, identity
+    ),
+
+    built_identities as (
         select distinct
-            key_bucket,
-            bucket_fingerprint
+            table_key,
+            unit_identity as identity,
+            identity_fingerprint
         from {{ this }}
+    ),
+
+    -- New or changed inputs, and identities no unit reaches any more (a newly paired update can
+    -- move its leaving identity): both are rebuilt, the latter to nothing.
+    changed_identities as (
+        {{ cdc_changed_keys(
+            'identity_fingerprints', 'built_identities', ['table_key', 'identity'], 'identity_fingerprint'
+        ) }}
+    ),
+
+    units_to_build as (
+        select hashed_units.*
+        from hashed_units
+        left semi join changed_identities
+            on
+                hashed_units.table_key = changed_identities.table_key
+                and hashed_units.identity = changed_identities.identity
+    ),
+
+    -- A partition is overwritten whole: it keeps the stored rows of the identities not rebuilt.
+    touched_buckets as (
+        select distinct pmod(xxhash64(table_key, identity), {{ cdc_row_buckets() }}) as key_bucket
+        from changed_identities
+    ),
+
+    kept_rows as (
+        select stored.*
+        from {{ this }} as stored
+        left semi join touched_buckets on stored.key_bucket = touched_buckets.key_bucket
+        left anti join changed_identities
+            on
+                stored.table_key = changed_identities.table_key
+                and stored.unit_identity = changed_identities.identity
+    ),
+{% else %}
+    units_to_build as (
+        select * from hashed_units
     ),
 {% endif %}
 
-buckets_to_build as (
-    select
-        bucket_fingerprints.key_bucket,
-        bucket_fingerprints.bucket_fingerprint
-    from bucket_fingerprints
-    {%- if is_incremental() %}
-    left anti join built_buckets
-        on
-            bucket_fingerprints.key_bucket = built_buckets.key_bucket
-            and bucket_fingerprints.bucket_fingerprint = built_buckets.bucket_fingerprint
-    {%- endif %}
-),
-
 counted_units as (
     select
-        hashed_units.*,
-        buckets_to_build.bucket_fingerprint,
-        count_if(hashed_units.unit_sign = 1) over copy_order as copies_added,
-        count_if(hashed_units.unit_sign = -1) over copy_order as copies_removed
-    from hashed_units
-    inner join buckets_to_build on hashed_units.key_bucket = buckets_to_build.key_bucket
+        *,
+        identity as unit_identity,
+        bit_xor(input_hash) over (partition by table_key, identity) as identity_fingerprint,
+        count_if(unit_sign = 1) over copy_order as copies_added,
+        count_if(unit_sign = -1) over copy_order as copies_removed
+    from units_to_build
     window copy_order as (
-        partition by hashed_units.table_key, hashed_units.identity, hashed_units.epoch
-        order by hashed_units.sequence, hashed_units.sub_order, hashed_units.event_id
+        partition by table_key, identity, epoch
+        order by sequence, sub_order, event_id
         rows between unbounded preceding and current row
     )
 ),
@@ -357,33 +392,44 @@ folded_rows as (
         ))) as row_values
     from folded_cells
     group by {{ action_attributes | join(', ') }}, segment
+),
+
+built_rows as (
+    select
+        sha2(concat_ws('|', table_key, row_key, event_id), 256) as action_id,
+        table_key,
+        source_name,
+        dialect,
+        tenant_name,
+        database_name,
+        schema_name,
+        table_name,
+        primary_key_columns,
+        row_key,
+        case when is_keyed then 'primary_key' else 'row_image' end as row_identity,
+        event_id,
+        op,
+        change_kind,
+        starts_row,
+        sequence,
+        sub_order,
+        segment,
+        event_ts,
+        emitted_ts,
+        landing_timestamp,
+        row_values,
+        {{ cdc_map_json('row_values') }} as row_values_json,
+        change_kind = 'delete' as is_deleted,
+        unit_identity,
+        identity_fingerprint,
+        key_bucket
+    from folded_rows
 )
 
-select
-    sha2(concat_ws('|', table_key, row_key, event_id), 256) as action_id,
-    table_key,
-    source_name,
-    dialect,
-    tenant_name,
-    database_name,
-    schema_name,
-    table_name,
-    primary_key_columns,
-    row_key,
-    case when is_keyed then 'primary_key' else 'row_image' end as row_identity,
-    event_id,
-    op,
-    change_kind,
-    starts_row,
-    sequence,
-    sub_order,
-    segment,
-    event_ts,
-    emitted_ts,
-    landing_timestamp,
-    row_values,
-    {{ cdc_map_json('row_values') }} as row_values_json,
-    change_kind = 'delete' as is_deleted,
-    bucket_fingerprint,
-    key_bucket
-from folded_rows
+select {{ output_columns | join(', ') }}
+from built_rows
+{%- if is_incremental() %}
+    union all
+    select {{ output_columns | join(', ') }}
+    from kept_rows
+{%- endif %}

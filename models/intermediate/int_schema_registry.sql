@@ -4,9 +4,13 @@
     (column_source_types / column_types), the columns their images carry, and DDL events that
     describe the table. A retyped column (ALTER ... MODIFY) gets a new row; is_latest_type marks
     the type most recently seen. The table's primary key (latest event that names key columns)
-    is attached to every row with where it came from.
+    is attached to every row with where it came from. Events at the same sequence (one transaction
+    of a dialect without per-row positions) are told apart by event id, so reruns agree.
 -#}
 {{ config(materialized='table') }}
+
+{#- The columns naming a source table: one value per table_key. -#}
+{% set table_columns = ['source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name'] %}
 
 with described_events as (
     select
@@ -16,29 +20,50 @@ with described_events as (
     where event_kind in ('ROW', 'DDL') and table_name is not null
 ),
 
-column_sightings as (
+event_columns as (
     select
-        described_events.table_key,
-        described_events.source_name,
-        described_events.dialect,
-        described_events.tenant_name,
-        described_events.database_name,
-        described_events.schema_name,
-        described_events.table_name,
-        seen.column_name,
-        described_events.column_source_types[seen.column_name] as column_source_type,
-        described_events.column_types[seen.column_name] as column_type,
-        described_events.event_kind,
-        described_events.event_id,
-        described_events.sequence,
-        described_events.event_ts
-    from described_events
-        lateral view explode(array_distinct(concat(
+        *,
+        array_sort(array_distinct(concat(
             map_keys(coalesce(column_types, map())),
             map_keys(coalesce(column_source_types, map())),
             map_keys(coalesce(before, map())),
             map_keys(coalesce(after, map()))
-        ))) seen as column_name
+        ))) as column_names,
+        array_sort(map_entries(column_source_types)) as source_type_entries,
+        array_sort(map_entries(column_types)) as type_entries
+    from described_events
+),
+
+-- Events of one table that carry the same columns with the same types are counted together
+-- before the columns are unfolded: one row per such signature instead of one per event and column.
+-- first_seen / last_seen: the first and last event by (sequence, event id), with its time.
+event_signatures as (
+    select
+        table_key,
+        event_kind,
+        column_names,
+        source_type_entries,
+        type_entries,
+        {%- for column in table_columns %}
+            any_value({{ column }}) as {{ column }},
+        {%- endfor %}
+        min(sequence) as first_seen_sequence,
+        max(sequence) as last_seen_sequence,
+        min(struct(sequence, event_id, event_ts)) as first_seen,
+        max(struct(sequence, event_id, event_ts)) as last_seen,
+        count(*) as event_count
+    from event_columns
+    group by table_key, event_kind, column_names, source_type_entries, type_entries
+),
+
+column_sightings as (
+    select
+        event_signatures.*,
+        seen.column_name,
+        map_from_entries(event_signatures.source_type_entries)[seen.column_name] as column_source_type,
+        map_from_entries(event_signatures.type_entries)[seen.column_name] as column_type
+    from event_signatures
+        lateral view explode(event_signatures.column_names) seen as column_name
 ),
 
 type_versions as (
@@ -47,19 +72,16 @@ type_versions as (
         column_name,
         column_source_type,
         column_type,
-        any_value(source_name) as source_name,
-        any_value(dialect) as dialect,
-        any_value(tenant_name) as tenant_name,
-        any_value(database_name) as database_name,
-        any_value(schema_name) as schema_name,
-        any_value(table_name) as table_name,
-        min(sequence) as first_seen_sequence,
-        max(sequence) as last_seen_sequence,
-        min_by(event_ts, sequence) as first_seen_ts,
-        max_by(event_ts, sequence) as last_seen_ts,
-        min_by(event_id, sequence) as first_seen_event_id,
-        max_by(event_id, sequence) as last_seen_event_id,
-        count(*) as event_count,
+        {%- for column in table_columns %}
+            any_value({{ column }}) as {{ column }},
+        {%- endfor %}
+        min(first_seen_sequence) as first_seen_sequence,
+        max(last_seen_sequence) as last_seen_sequence,
+        min(first_seen).event_ts as first_seen_ts,
+        max(last_seen).event_ts as last_seen_ts,
+        min(first_seen).event_id as first_seen_event_id,
+        max(last_seen).event_id as last_seen_event_id,
+        sum(event_count) as event_count,
         bool_or(event_kind = 'DDL') as seen_in_ddl,
         bool_or(event_kind = 'ROW') as seen_in_rows
     from column_sightings
@@ -69,8 +91,8 @@ type_versions as (
 table_keys as (
     select
         table_key,
-        max_by(primary_key_columns, sequence) as primary_key_columns,
-        max_by(primary_key_source, sequence) as primary_key_source,
+        max_by(primary_key_columns, struct(sequence, event_id)) as primary_key_columns,
+        max_by(primary_key_source, struct(sequence, event_id)) as primary_key_source,
         max(sequence) as primary_key_sequence
     from described_events
     where coalesce(size(primary_key_columns), 0) > 0

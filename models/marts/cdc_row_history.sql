@@ -14,8 +14,10 @@
       overlaps, and the last version of each row is current (valid_to null).
     So `valid_from <= T and (valid_to > T or valid_to is null) and not is_deleted` is the source
     table at instant T.
-    Incremental like int_row_changes: a run rebuilds the `key_bucket` partitions whose input
-    fingerprint (int_row_changes.bucket_fingerprint) differs from the one they were built from.
+    Incremental like int_row_changes: a run rebuilds the rows whose input fingerprint
+    (int_row_changes.identity_fingerprint) differs from the one their versions were built from,
+    and drops rows int_row_changes no longer has; the `key_bucket` partitions they fall in are
+    overwritten with those versions plus the stored versions of every other row there.
 -#}
 {{ config(
     materialized='incremental',
@@ -24,28 +26,69 @@
     on_schema_change='fail',
 ) }}
 
-with buckets_to_build as (
-    select distinct
-        key_bucket,
-        bucket_fingerprint
-    from {{ ref('int_row_changes') }}
-    {% if is_incremental() %}
-        except
-        select distinct
-            key_bucket,
-            bucket_fingerprint
-        from {{ this }}
-    {% endif %}
+{%- set output_columns = [
+    'version_id', 'feed', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name',
+    'primary_key_columns', 'primary_key', 'row_identity', 'row_values', 'row_values_json', 'valid_from', 'valid_to',
+    'is_current', 'is_deleted', 'version_number', 'op', 'event_id', 'sequence', 'identity_fingerprint', 'key_bucket',
+] %}
+
+with all_row_changes as (
+    select * from {{ ref('int_row_changes') }}
 ),
 
-row_changes as (
-    select changes.*
-    from {{ ref('int_row_changes') }} as changes
-    left semi join buckets_to_build
-        on
-            changes.key_bucket <=> buckets_to_build.key_bucket
-            and changes.bucket_fingerprint <=> buckets_to_build.bucket_fingerprint
-),
+{% if is_incremental() %}
+    stored_versions as (
+        select
+            *,
+            {{ cdc_table_key('feed') }} as table_key
+        from {{ this }}
+    ),
+
+    row_inputs as (
+        select distinct
+            table_key,
+            row_key,
+            key_bucket,
+            identity_fingerprint
+        from all_row_changes
+    ),
+
+    built_inputs as (
+        select distinct
+            table_key,
+            primary_key as row_key,
+            key_bucket,
+            identity_fingerprint
+        from stored_versions
+    ),
+
+    -- Rows whose inputs changed, and rows int_row_changes no longer has (rebuilt to nothing).
+    changed_rows as (
+        {{ cdc_changed_keys(
+            'row_inputs', 'built_inputs', ['table_key', 'row_key', 'key_bucket'], 'identity_fingerprint'
+        ) }}
+    ),
+
+    row_changes as (
+        select all_row_changes.*
+        from all_row_changes
+        left semi join changed_rows
+            on all_row_changes.table_key = changed_rows.table_key and all_row_changes.row_key = changed_rows.row_key
+    ),
+
+    -- A partition is overwritten whole: it keeps the stored versions of the rows not rebuilt.
+    kept_versions as (
+        select stored_versions.*
+        from stored_versions
+        left semi join changed_rows on stored_versions.key_bucket = changed_rows.key_bucket
+        left anti join changed_rows as rebuilt
+            on stored_versions.table_key = rebuilt.table_key and stored_versions.primary_key = rebuilt.row_key
+    ),
+{% else %}
+    row_changes as (
+        select * from all_row_changes
+    ),
+{% endif %}
 
 -- A change without a commit time (e.g. a full-load row of a dialect that sends none) takes the
 -- broker time, but never later than the next change of the row whose commit time is known:
@@ -113,29 +156,39 @@ versions as (
         lead(effective_ts) over (partition by table_key, row_key order by effective_ts) as next_valid_from,
         row_number() over (partition by table_key, row_key order by effective_ts) as version_number
     from state_changes
+),
+
+built_versions as (
+    select
+        sha2(concat_ws('|', table_key, row_key, cast(version_number as string)), 256) as version_id,
+        source_name as feed,
+        dialect,
+        tenant_name,
+        database_name,
+        schema_name,
+        table_name,
+        primary_key_columns,
+        row_key as primary_key,
+        row_identity,
+        row_values,
+        row_values_json,
+        effective_ts as valid_from,
+        next_valid_from as valid_to,
+        next_valid_from is null as is_current,
+        is_deleted,
+        version_number,
+        op,
+        event_id,
+        sequence,
+        identity_fingerprint,
+        key_bucket
+    from versions
 )
 
-select
-    sha2(concat_ws('|', table_key, row_key, cast(version_number as string)), 256) as version_id,
-    source_name as feed,
-    dialect,
-    tenant_name,
-    database_name,
-    schema_name,
-    table_name,
-    primary_key_columns,
-    row_key as primary_key,
-    row_identity,
-    row_values,
-    row_values_json,
-    effective_ts as valid_from,
-    next_valid_from as valid_to,
-    next_valid_from is null as is_current,
-    is_deleted,
-    version_number,
-    op,
-    event_id,
-    sequence,
-    bucket_fingerprint,
-    key_bucket
-from versions
+select {{ output_columns | join(', ') }}
+from built_versions
+{%- if is_incremental() %}
+    union all
+    select {{ output_columns | join(', ') }}
+    from kept_versions
+{%- endif %}
