@@ -137,3 +137,15 @@
     from {{ built }}
     left anti join {{ current }} on {{ same_key | join(' and ') }}
 {%- endmacro %}
+
+{% macro cdc_built_and_kept(built, kept, columns) -%}
+    {#- The final select of a key-level incremental model: the rows it built and, on an incremental
+        run, the stored rows it keeps in the partitions it overwrites. -#}
+    select {{ columns | join(', ') }}
+    from {{ built }}
+    {%- if is_incremental() %}
+        union all
+        select {{ columns | join(', ') }}
+        from {{ kept }}
+    {%- endif %}
+{%- endmacro %}

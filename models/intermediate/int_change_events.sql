@@ -213,14 +213,4 @@ canonical_events as (
     select * from unpaired_events
 )
 
-select
-    {{ columns | join(', ') }},
-    event_bucket
-from canonical_events
-{%- if is_incremental() %}
-    union all
-    select
-        {{ columns | join(', ') }},
-        event_bucket
-    from kept_events
-{%- endif %}
+{{ cdc_built_and_kept('canonical_events', 'kept_events', columns + ['event_bucket']) }}

@@ -426,10 +426,4 @@ built_rows as (
     from folded_rows
 )
 
-select {{ output_columns | join(', ') }}
-from built_rows
-{%- if is_incremental() %}
-    union all
-    select {{ output_columns | join(', ') }}
-    from kept_rows
-{%- endif %}
+{{ cdc_built_and_kept('built_rows', 'kept_rows', output_columns) }}

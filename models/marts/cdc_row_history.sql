@@ -185,10 +185,4 @@ built_versions as (
     from versions
 )
 
-select {{ output_columns | join(', ') }}
-from built_versions
-{%- if is_incremental() %}
-    union all
-    select {{ output_columns | join(', ') }}
-    from kept_versions
-{%- endif %}
+{{ cdc_built_and_kept('built_versions', 'kept_versions', output_columns) }}
