@@ -320,11 +320,13 @@ def landed_since(landing: DataFrame, staged: DataFrame | None) -> DataFrame:
     """The landing rows a staging model decodes: all of them on a full build (`staged` None),
     else only the loads of each feed landed after the newest one of that feed already staged
     (macros/staging.sql `cdc_new_landing_rows` is the SQL models' copy of this rule). No driver
-    round trip: the watermarks join in as a small aggregate."""
+    round trip: the watermarks join in as a small aggregate, broadcast (one row per feed) so the
+    landing rows are filtered where they are read; a sort-merge join would shuffle every landed
+    value to one task per feed before the filter."""
     if staged is None:
         return landing
-    watermarks = staged.groupBy(F.col("source_name").alias("_staged_feed")).agg(
-        F.max("landed_at").alias("_staged_until")
+    watermarks = F.broadcast(
+        staged.groupBy(F.col("source_name").alias("_staged_feed")).agg(F.max("landed_at").alias("_staged_until"))
     )
     kept = landing.join(watermarks, landing["feed"] == watermarks["_staged_feed"], "left").where(
         F.col("_staged_until").isNull() | (F.col("landed_at") > F.col("_staged_until"))
