@@ -34,10 +34,22 @@
         of each feed landed after the newest one of that feed this model has staged. One writer per
         feed stamps every load later than its last (the loader and the ingestion job of
         docs/landing.md do), and every landed message leaves at least one staged row, so nothing is
-        skipped or staged twice; feeds written concurrently do not hide each other's loads. -#}
+        skipped or staged twice; feeds written concurrently do not hide each other's loads.
+        The watermarks are one uncorrelated subquery (a map feed -> newest staged load), run once
+        and applied as a constant where the landing rows are read: the correlated form was planned
+        as a sort-merge join that shuffled every landed value to one task per feed. -#}
     {%- if is_incremental() %}
     where landed_at > coalesce(
-        (select max(staged.landed_at) from {{ this }} as staged where staged.source_name = feed),
+        (
+            select map_from_entries(collect_list(struct(staged_feeds.source_name, staged_feeds.staged_until)))
+            from (
+                select
+                    staged.source_name,
+                    max(staged.landed_at) as staged_until
+                from {{ this }} as staged
+                group by staged.source_name
+            ) as staged_feeds
+        )[feed],
         timestamp'1900-01-01 00:00:00Z'
     )
     {%- endif %}

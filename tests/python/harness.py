@@ -218,11 +218,22 @@ def snapshot() -> dict[str, list[dict[str, Any]]]:
     return {name: table_rows(relation) for name, relation in built_relations().items()}
 
 
+def staged_files() -> dict[str, set[str]]:
+    """The data files of every staging table, by model name: an append keeps the old ones."""
+    spark = spark_session()
+    return {
+        name: set(spark.table(relation).inputFiles())
+        for name, relation in built_relations().items()
+        if relation.startswith(f"{STAGING_SCHEMA}.")
+    }
+
+
 def workload_build() -> dict[str, Any]:
     """The shared workload, built as a deployment would see it, with a snapshot after each step:
     batch 1 landed and built from scratch (`after_batch_1`); batch 2 landed and built
     incrementally (`after_batch_2`); the same input built again (`rerun`); then `--full-refresh`
-    (`full_refresh`). Returns those snapshots plus `out_dir` and the generator's `manifest`."""
+    (`full_refresh`). Returns those snapshots plus `out_dir`, the generator's `manifest` and
+    `staged_files` (the staging tables' data files after batch 1 and after batch 2)."""
     if "workload" not in _STATE:
         from cdc_unify.contract import DIALECTS
         from cdc_unify.generator.run import generate
@@ -233,10 +244,12 @@ def workload_build() -> dict[str, Any]:
             land_batch(out_dir, dialect, 1, replace=True)
         build_all(full_refresh=True)
         after_batch_1 = snapshot()
+        staged_files_1 = staged_files()
         for dialect in DIALECTS:
             land_batch(out_dir, dialect, 2, replace=False)
         build_all()
         after_batch_2 = snapshot()
+        staged_files_2 = staged_files()
         build_all()
         rerun = snapshot()
         build_all(full_refresh=True)
@@ -245,6 +258,7 @@ def workload_build() -> dict[str, Any]:
             "manifest": manifest,
             "after_batch_1": after_batch_1,
             "after_batch_2": after_batch_2,
+            "staged_files": (staged_files_1, staged_files_2),
             "rerun": rerun,
             "full_refresh": snapshot(),
         }

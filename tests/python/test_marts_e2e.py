@@ -179,6 +179,15 @@ def test_rerun_on_unchanged_input_changes_nothing(workload) -> None:
         assert comparable(workload["rerun"][name]) == comparable(rows), name
 
 
+def test_incremental_run_stages_only_new_loads(workload) -> None:
+    """Every staging model, SQL or Python, appends the second batch and rewrites no staged file
+    (a rebuilt table would pass the equality test below too, at full cost)."""
+    before, after = workload["staged_files"]
+    assert sorted(before) == sorted(after) and len(before) == len(DIALECTS)
+    for name, files in before.items():
+        assert files < after[name], name
+
+
 def test_incremental_run_equals_full_refresh(workload) -> None:
     for name, rows in workload["after_batch_2"].items():
         assert comparable(workload["full_refresh"][name]) == comparable(rows), name
