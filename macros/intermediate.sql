@@ -118,6 +118,19 @@
     {{ return(var('cdc_row_buckets', 64)) }}
 {%- endmacro %}
 
+{% macro cdc_broadcast_keys(key_sets) -%}
+    {#-
+        The hint of a select that filters wide rows by the small key sets of an incremental run:
+        broadcast them, so the wide side is filtered where it is read instead of shuffled whole to
+        meet the keys (Spark cannot know a key set is small before it runs). A run whose new rows
+        are millions (a backfill without `--full-refresh`) would broadcast millions of keys through
+        the driver: var `cdc_broadcast_new_keys: false` turns the hint off.
+    -#}
+    {%- if is_incremental() and var('cdc_broadcast_new_keys', true) -%}
+        /*+ broadcast({{ key_sets | join(', ') }}) */
+    {%- endif -%}
+{%- endmacro %}
+
 {% macro cdc_changed_keys(current, built, key_columns, fingerprint) -%}
     {#-
         The keys an incremental run recomputes: keys of `current` whose `fingerprint` differs from

@@ -101,7 +101,7 @@ with decoded as (
     ),
 
     events_to_build as (
-        select decoded.*
+        select {{ cdc_broadcast_keys(['new_event_ids', 'new_pair_hashes']) }} decoded.*
         from decoded
         left join new_event_ids on decoded.event_id = new_event_ids.event_id
         left join new_pair_hashes on decoded.pair_hash = new_pair_hashes.pair_hash
@@ -114,7 +114,7 @@ with decoded as (
     ),
 
     kept_events as (
-        select stored.*
+        select {{ cdc_broadcast_keys(['touched_buckets', 'new_event_ids', 'new_pair_hashes']) }} stored.*
         from {{ this }} as stored
         left semi join touched_buckets on stored.event_bucket = touched_buckets.event_bucket
         left anti join new_event_ids on stored.event_id = new_event_ids.event_id
