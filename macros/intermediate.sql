@@ -120,15 +120,108 @@
 
 {% macro cdc_broadcast_keys(key_sets) -%}
     {#-
-        The hint of a select that filters wide rows by the small key sets of an incremental run:
-        broadcast them, so the wide side is filtered where it is read instead of shuffled whole to
-        meet the keys (Spark cannot know a key set is small before it runs). A run whose new rows
-        are millions (a backfill without `--full-refresh`) would broadcast millions of keys through
-        the driver: var `cdc_broadcast_new_keys: false` turns the hint off.
+        The hint of a select that filters wide rows by the small key sets of an incremental run
+        (int_change_events, int_row_changes): broadcast them, so the wide side is filtered where it
+        is read instead of shuffled whole to meet the keys (Spark cannot know a key set is small
+        before it runs). A run whose new rows are millions (a backfill without `--full-refresh`)
+        would broadcast millions of keys through the driver: var `cdc_broadcast_new_keys: false`
+        turns the hint off.
     -#}
     {%- if is_incremental() and var('cdc_broadcast_new_keys', true) -%}
         /*+ broadcast({{ key_sets | join(', ') }}) */
     {%- endif -%}
+{%- endmacro %}
+
+{% macro cdc_event_fingerprint() -%}
+    {#- A 64-bit hash of what int_row_changes reads from an event: its identity, table, op, order,
+        times, key and images (maps as sorted JSON). Computed once when int_change_events builds the
+        event, so an incremental int_row_changes finds changed events without hashing every image. -#}
+    xxhash64(to_json(named_struct(
+        'event_id', event_id, 'event_kind', event_kind, 'op', op, 'source_name', source_name,
+        'dialect', dialect, 'tenant_name', tenant_name, 'database_name', database_name,
+        'schema_name', schema_name, 'table_name', table_name, 'primary_key_columns', primary_key_columns,
+        'primary_key', primary_key, 'sequence', sequence, 'event_ts', event_ts, 'emitted_ts', emitted_ts,
+        'landing_timestamp', landing_timestamp, 'before', {{ cdc_map_json('before') }},
+        'before_is_partial', before_is_partial, 'after', {{ cdc_map_json('after') }},
+        'after_is_partial', after_is_partial
+    )))
+{%- endmacro %}
+
+{% macro cdc_row_units(events, suffix, event_ids=none) -%}
+    {#- CTEs `images_<suffix>` .. `units_<suffix>`: the units of the row events of `events` (a CTE of
+        int_row_changes' events), or of those whose event_id the CTE `event_ids` holds, one per
+        identity an event leaves (unit_sign -1) or reaches (+1; 0 for an update that stays on its
+        identity), each with its key_bucket. A unit depends on its event alone, so a run can
+        compute the units of any subset of events. #}
+images_{{ suffix }} as (
+    select
+        {% if event_ids %}{{ cdc_broadcast_keys([event_ids]) }} {% endif %}{{ events }}.*,
+        -- the row before the change: key columns a partial before image lacks are unchanged
+        {{ cdc_overlay('after', 'before') }} as leaving_image,
+        {{ cdc_overlay('before', 'after') }} as reaching_image
+    from {{ events }}
+    {%- if event_ids %}
+        left semi join {{ event_ids }} on {{ events }}.event_id = {{ event_ids }}.event_id
+    {%- endif %}
+    where {{ events }}.op <> 'TRUNCATE'
+),
+
+moves_{{ suffix }} as (
+    select
+        *,
+        case
+            when is_keyed and (size(leaving_key_values) = 0 or exists(leaving_key_values, v -> v is null))
+                then primary_key
+            when is_keyed then to_json(leaving_key_values)
+            else sha2({{ cdc_map_json('leaving_image') }}, 256)
+        end as leaving_identity,
+        case
+            when is_keyed then primary_key
+            else sha2({{ cdc_map_json('reaching_image') }}, 256)
+        end as reaching_identity
+    from (
+        select
+            *,
+            transform(primary_key_columns, c -> leaving_image[c]) as leaving_key_values
+        from images_{{ suffix }}
+    ) as keyed_images
+),
+
+unit_candidates_{{ suffix }} as (
+    select
+        *,
+        array(
+            case
+                when op = 'DELETE' or (op in ('UPDATE', 'UPDATE_AFTER') and not keeps_identity)
+                    then named_struct('unit_sign', -1, 'sub_order', 0, 'identity', leaving_identity)
+            end,
+            case
+                when op in ('INSERT', 'SNAPSHOT', 'UPDATE', 'UPDATE_AFTER')
+                    then named_struct(
+                            'unit_sign', case when keeps_identity then 0 else 1 end,
+                            'sub_order', 1,
+                            'identity', reaching_identity
+                        )
+            end
+        ) as candidates
+    from (
+        select
+            *,
+            op in ('UPDATE', 'UPDATE_AFTER') and leaving_identity = reaching_identity as keeps_identity
+        from moves_{{ suffix }}
+    ) as identity_moves
+),
+
+units_{{ suffix }} as (
+    select
+        unit_candidates_{{ suffix }}.*,
+        unit.unit_sign,
+        unit.sub_order,
+        unit.identity,
+        pmod(xxhash64(unit_candidates_{{ suffix }}.table_key, unit.identity), {{ cdc_row_buckets() }}) as key_bucket
+    from unit_candidates_{{ suffix }}
+        lateral view inline(filter(candidates, c -> c is not null)) unit as unit_sign, sub_order, identity
+)
 {%- endmacro %}
 
 {% macro cdc_changed_keys(current, built, key_columns, fingerprint) -%}

@@ -16,11 +16,14 @@
       order: linear in changes x columns, unlike re-merging every prefix of a row's changes
       (quadratic for frequently updated rows).
     Incremental: an identity's rows depend on its own units and its table's truncates alone. Each
-    row carries the fingerprint of those inputs; a run recomputes only the identities whose
-    fingerprint changed (or that no unit reaches any more) and, as rows live in `key_bucket`
-    partitions (a hash of table and identity), overwrites the partitions they fall in with the
-    recomputed rows plus the stored rows of every other identity there. The result is the full
-    refresh's, late events included, at the cost of the changed identities' windows.
+    row carries what it was built from: its event's fingerprint (int_change_events computes it once
+    per event) and its table's truncates fingerprint. A run compares those with the events and
+    truncates now, recomputes only the identities a new, changed or vanished event touches (now or
+    when built) and every identity of a table whose truncates changed, and, as rows live in
+    `key_bucket` partitions (a hash of table and identity), overwrites the partitions they fall in
+    with the recomputed rows plus the stored rows of every other identity there. No image is read
+    or hashed for an unchanged event. The result is the full refresh's, late events included, at
+    the cost of the changed identities' windows.
     Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
     that are read several times, and a plan that repeats its inputs grows with every reuse.
 -#}
@@ -37,16 +40,21 @@
     'key_bucket', 'identity_fingerprint', 'table_key', 'unit_identity', 'row_key', 'is_keyed', 'source_name', 'dialect',
     'tenant_name', 'database_name', 'schema_name', 'table_name', 'primary_key_columns', 'event_id', 'op',
     'sequence', 'sub_order', 'event_ts', 'emitted_ts', 'landing_timestamp', 'change_kind', 'starts_row',
+    'event_fingerprint', 'truncates_fingerprint',
 ] %}
 {#- The model's columns (built rows and, incrementally, the stored rows kept beside them). -#}
 {%- set output_columns = [
     'action_id', 'table_key', 'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name',
     'primary_key_columns', 'row_key', 'row_identity', 'event_id', 'op', 'change_kind', 'starts_row', 'sequence',
     'sub_order', 'segment', 'event_ts', 'emitted_ts', 'landing_timestamp', 'row_values', 'row_values_json',
-    'is_deleted', 'unit_identity', 'identity_fingerprint', 'key_bucket',
+    'is_deleted', 'unit_identity', 'identity_fingerprint', 'event_fingerprint', 'truncates_fingerprint', 'key_bucket',
 ] %}
 {#- What a truncate's spawned delete takes from the truncate event itself. -#}
-{%- set truncate_attributes = ['event_id', 'op', 'sequence', 'event_ts', 'emitted_ts', 'landing_timestamp'] %}
+{%- set truncate_attributes = [
+    'event_id', 'op', 'sequence', 'event_ts', 'emitted_ts', 'landing_timestamp', 'event_fingerprint',
+] %}
+{#- The truncates fingerprint of a table without truncates (the hash of an empty list). -#}
+{%- set no_truncates = "xxhash64('[]')" %}
 
 with events as (
     select
@@ -61,141 +69,119 @@ with events as (
 ),
 
 -- Truncates cut a table's history into epochs: epoch n = after the table's n-th truncate.
--- A table has few truncates: they travel as one small array per table.
+-- A table has few truncates: they travel as one small array per table, with its hash.
 table_truncates as (
     select
         table_key,
-        array_sort(collect_list(named_struct(
-            'sequence', sequence, 'event_id', event_id, 'op', op, 'event_ts', event_ts,
-            'emitted_ts', emitted_ts, 'landing_timestamp', landing_timestamp
-        ))) as truncates
-    from events
-    where op = 'TRUNCATE'
-    group by table_key
-),
-
--- The identity each row event leaves and the one it reaches, from the event alone.
-images as (
-    select
-        *,
-        -- the row before the change: key columns a partial before image lacks are unchanged
-        {{ cdc_overlay('after', 'before') }} as leaving_image,
-        {{ cdc_overlay('before', 'after') }} as reaching_image
-    from events
-    where op <> 'TRUNCATE'
-),
-
-moves as (
-    select
-        *,
-        case
-            when is_keyed and (size(leaving_key_values) = 0 or exists(leaving_key_values, v -> v is null))
-                then primary_key
-            when is_keyed then to_json(leaving_key_values)
-            else sha2({{ cdc_map_json('leaving_image') }}, 256)
-        end as leaving_identity,
-        case
-            when is_keyed then primary_key
-            else sha2({{ cdc_map_json('reaching_image') }}, 256)
-        end as reaching_identity
+        truncates,
+        xxhash64(to_json(truncates)) as truncates_fingerprint
     from (
         select
-            *,
-            transform(primary_key_columns, c -> leaving_image[c]) as leaving_key_values
-        from images
-    ) as keyed_images
-),
-
--- A unit is one identity touched by one event: -1 leaves it, +1 starts it, 0 updates in place.
-unit_candidates as (
-    select
-        *,
-        array(
-            case
-                when op = 'DELETE' or (op in ('UPDATE', 'UPDATE_AFTER') and not keeps_identity)
-                    then named_struct('unit_sign', -1, 'sub_order', 0, 'identity', leaving_identity)
-            end,
-            case
-                when op in ('INSERT', 'SNAPSHOT', 'UPDATE', 'UPDATE_AFTER')
-                    then named_struct(
-                            'unit_sign', case when keeps_identity then 0 else 1 end,
-                            'sub_order', 1,
-                            'identity', reaching_identity
-                        )
-            end
-        ) as candidates
-    from (
-        select
-            *,
-            op in ('UPDATE', 'UPDATE_AFTER') and leaving_identity = reaching_identity as keeps_identity
-        from moves
-    ) as identity_moves
-),
-
-units as (
-    select
-        unit_candidates.*,
-        unit.unit_sign,
-        unit.sub_order,
-        unit.identity,
-        pmod(xxhash64(unit_candidates.table_key, unit.identity), {{ cdc_row_buckets() }}) as key_bucket
-    from unit_candidates
-        lateral view inline(filter(candidates, c -> c is not null)) unit as unit_sign, sub_order, identity
-),
-
--- Each unit with its table's truncates (its epoch, and what its fingerprint covers).
-hashed_units as (
-    select
-        units.*,
-        coalesce(table_truncates.truncates, array()) as truncates,
-        size(filter(coalesce(table_truncates.truncates, array()), t -> t.sequence <= units.sequence)) as epoch,
-        xxhash64(to_json(named_struct(
-            'event_id', units.event_id, 'unit_sign', units.unit_sign, 'identity', units.identity,
-            'source_name', units.source_name, 'dialect', units.dialect, 'tenant_name', units.tenant_name,
-            'database_name', units.database_name, 'schema_name', units.schema_name,
-            'table_name', units.table_name, 'primary_key_columns', units.primary_key_columns, 'op', units.op,
-            'sequence', units.sequence, 'event_ts', units.event_ts, 'emitted_ts', units.emitted_ts,
-            'landing_timestamp', units.landing_timestamp, 'before', {{ cdc_map_json('units.before') }},
-            'before_is_partial', units.before_is_partial, 'after', {{ cdc_map_json('units.after') }},
-            'after_is_partial', units.after_is_partial, 'truncates', table_truncates.truncates
-        ))) as input_hash
-    from units
-    left join table_truncates on units.table_key = table_truncates.table_key
+            table_key,
+            array_sort(collect_list(named_struct(
+                'sequence', sequence, 'event_id', event_id, 'op', op, 'event_ts', event_ts,
+                'emitted_ts', emitted_ts, 'landing_timestamp', landing_timestamp,
+                'event_fingerprint', event_fingerprint
+            ))) as truncates
+        from events
+        where op = 'TRUNCATE'
+        group by table_key
+    ) as collected
 ),
 
 {% if is_incremental() %}
-    identity_fingerprints as (
+    -- What the stored rows were built from: the unit's event (its fingerprint) and the table's
+    -- truncates. A truncate's deletes carry the truncate's event id: they count as the table's.
+    stored_units as (
         select
             table_key,
-            identity,
-            bit_xor(input_hash) as identity_fingerprint
-        from hashed_units
-        group by table_key, identity
-    ),
-
-    built_identities as (
-        select distinct
-            table_key,
-            unit_identity as identity,
-            identity_fingerprint
+            unit_identity,
+            event_id,
+            event_fingerprint,
+            truncates_fingerprint,
+            op
         from {{ this }}
     ),
 
-    -- New or changed inputs, and identities no unit reaches any more (a newly paired update can
-    -- move its leaving identity): both are rebuilt, the latter to nothing.
-    changed_identities as (
-        {{ cdc_changed_keys(
-            'identity_fingerprints', 'built_identities', ['table_key', 'identity'], 'identity_fingerprint'
-        ) }}
+    built_events as (
+        select distinct
+            event_id,
+            event_fingerprint
+        from stored_units
+        where op <> 'TRUNCATE'
     ),
 
-    units_to_build as (
-        select hashed_units.*
-        from hashed_units
+    current_events as (
+        select
+            event_id,
+            event_fingerprint
+        from events
+        where op <> 'TRUNCATE'
+    ),
+
+    -- Events new or changed since the rows were built, and built events that are gone.
+    changed_events as (
+        {{ cdc_changed_keys('current_events', 'built_events', ['event_id'], 'event_fingerprint') }}
+    ),
+
+    changed_tables as (
+        select distinct built_tables.table_key
+        from (
+            select distinct
+                table_key,
+                truncates_fingerprint
+            from stored_units
+        ) as built_tables
+        left join table_truncates on built_tables.table_key = table_truncates.table_key
+        where built_tables.truncates_fingerprint <> coalesce(table_truncates.truncates_fingerprint, {{ no_truncates }})
+    ),
+
+    {{ cdc_row_units('events', 'of_changed_events', event_ids='changed_events') }},
+
+    -- An identity's rows depend on its units and its table's truncates alone: the identities a
+    -- changed event reaches or leaves now or did when built, and every identity of a table whose
+    -- truncates changed, are recomputed (to nothing when no unit reaches them any more).
+    changed_identities as (
+        select
+            table_key,
+            identity
+        from units_of_changed_events
+        union
+        select
+            stored_units.table_key,
+            stored_units.unit_identity as identity
+        from stored_units
+        left semi join changed_events on stored_units.event_id = changed_events.event_id
+        union
+        select
+            stored_units.table_key,
+            stored_units.unit_identity as identity
+        from stored_units
+        left semi join changed_tables on stored_units.table_key = changed_tables.table_key
+    ),
+
+    -- Every event with a unit on a changed identity: the changed events, and the unchanged events
+    -- of the identity's stored rows (an unchanged event has the units it was built with).
+    needed_events as (
+        select event_id from changed_events
+        union
+        select stored_units.event_id
+        from stored_units
         left semi join changed_identities
             on
-                hashed_units.table_key = changed_identities.table_key
-                and hashed_units.identity = changed_identities.identity
+                stored_units.table_key = changed_identities.table_key
+                and stored_units.unit_identity = changed_identities.identity
+    ),
+
+    {{ cdc_row_units('events', 'of_needed_events', event_ids='needed_events') }},
+
+    units_to_build as (
+        select {{ cdc_broadcast_keys(['changed_identities']) }} units_of_needed_events.*
+        from units_of_needed_events
+        left semi join changed_identities
+            on
+                units_of_needed_events.table_key = changed_identities.table_key
+                and units_of_needed_events.identity = changed_identities.identity
     ),
 
     -- A partition is overwritten whole: it keeps the stored rows of the identities not rebuilt.
@@ -214,10 +200,28 @@ hashed_units as (
                 and stored.unit_identity = changed_identities.identity
     ),
 {% else %}
+    {{ cdc_row_units('events', 'of_all_events') }},
+
     units_to_build as (
-        select * from hashed_units
+        select * from units_of_all_events
     ),
 {% endif %}
+
+-- Each unit with its table's truncates (its epoch) and the hash of its inputs.
+hashed_units as (
+    select
+        units_to_build.*,
+        coalesce(table_truncates.truncates, array()) as truncates,
+        coalesce(table_truncates.truncates_fingerprint, {{ no_truncates }}) as truncates_fingerprint,
+        size(filter(coalesce(table_truncates.truncates, array()), t -> t.sequence <= units_to_build.sequence))
+            as epoch,
+        xxhash64(
+            units_to_build.event_fingerprint, units_to_build.unit_sign, units_to_build.identity,
+            coalesce(table_truncates.truncates_fingerprint, {{ no_truncates }})
+        ) as input_hash
+    from units_to_build
+    left join table_truncates on units_to_build.table_key = table_truncates.table_key
+),
 
 counted_units as (
     select
@@ -226,7 +230,7 @@ counted_units as (
         bit_xor(input_hash) over (partition by table_key, identity) as identity_fingerprint,
         count_if(unit_sign = 1) over copy_order as copies_added,
         count_if(unit_sign = -1) over copy_order as copies_removed
-    from units_to_build
+    from hashed_units
     window copy_order as (
         partition by table_key, identity, epoch
         order by sequence, sub_order, event_id
@@ -422,6 +426,8 @@ built_rows as (
         change_kind = 'delete' as is_deleted,
         unit_identity,
         identity_fingerprint,
+        event_fingerprint,
+        truncates_fingerprint,
         key_bucket
     from folded_rows
 )
