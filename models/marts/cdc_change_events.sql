@@ -1,4 +1,8 @@
-{#- The canonical change events of every feed (grain: one distinct row change or non-row event). -#}
+{#- The canonical change events of every feed (grain: one distinct row change or non-row event).
+    A view: the columns of int_change_events as they are, so a run does not copy the largest
+    table (an incremental int_change_events rewrites its partitions, a copy would rewrite all). -#}
+{{ config(materialized='view') }}
+
 with change_events as (
     select * from {{ ref('int_change_events') }}
 )

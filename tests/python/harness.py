@@ -199,8 +199,8 @@ def table_rows(relation: str) -> list[dict[str, Any]]:
 
 
 def built_relations() -> dict[str, str]:
-    """Every table-materialised staging, intermediate and mart model, by name (views are read
-    through them)."""
+    """Every table-materialised staging, intermediate and mart model and every mart view, by
+    name (the intermediate views are read through the staging tables)."""
     spark = spark_session()
     relations = {}
     for schema in (MART_SCHEMA, INTERMEDIATE_SCHEMA, STAGING_SCHEMA):
@@ -209,7 +209,8 @@ def built_relations() -> dict[str, str]:
             # Temporary views of other tests are listed in every schema; __dbt_tmp is an incremental's.
             if table["isTemporary"] or name.endswith("__dbt_tmp"):
                 continue
-            if spark.sql(f"describe table extended {schema}.{name}").where("col_name = 'Type'").first()[1] != "VIEW":
+            kind = spark.sql(f"describe table extended {schema}.{name}").where("col_name = 'Type'").first()[1]
+            if kind != "VIEW" or schema == MART_SCHEMA:
                 relations[name] = f"{schema}.{name}"
     return relations
 
