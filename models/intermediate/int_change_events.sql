@@ -29,27 +29,31 @@
 {% set pair_key = [
     'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name', 'source_position',
 ] %}
-{#- A paired update: the AFTER half's columns, the BEFORE half's before image, both halves' types. -#}
-{% set paired_columns = [] %}
+{#- Columns of a paired update: the AFTER half's, with the BEFORE half's before image and types. -#}
+{% set paired = 'halves_in_pair = 2' %}
+{% set canonical_columns = [] %}
 {% for column in columns %}
     {% if column == 'op' %}
-        {% do paired_columns.append("'UPDATE' as op") %}
+        {% do canonical_columns.append("case when " ~ paired ~ " then 'UPDATE' else op end as op") %}
     {% elif column in ('before', 'before_is_partial') %}
-        {% do paired_columns.append('pairs.' ~ column) %}
+        {% do canonical_columns.append(
+            'case when ' ~ paired ~ ' then before_half.' ~ column ~ ' else ' ~ column ~ ' end as ' ~ column
+        ) %}
     {% elif column in ('column_source_types', 'column_types') %}
-        {% do paired_columns.append(
-            cdc_overlay('pairs.before_' ~ column, 'after_half.' ~ column) ~ ' as ' ~ column
+        {% do canonical_columns.append(
+            'case when ' ~ paired ~ ' then ' ~ cdc_overlay('before_half.' ~ column, column)
+            ~ ' else ' ~ column ~ ' end as ' ~ column
         ) %}
     {% elif column == 'split_before_event_id' %}
-        {% do paired_columns.append('pairs.before_event_id as split_before_event_id') %}
+        {% do canonical_columns.append(
+            'case when ' ~ paired ~ ' then before_half.event_id end as split_before_event_id'
+        ) %}
     {% else %}
-        {% do paired_columns.append('after_half.' ~ column) %}
+        {% do canonical_columns.append(column) %}
     {% endif %}
 {% endfor %}
-{% set pair_conditions = [] %}
-{% for column in pair_key %}
-    {% do pair_conditions.append('after_half.' ~ column ~ ' <=> before_half.' ~ column) %}
-{% endfor %}
+{#- Splits rows into pairs: a split half's pair key, any other row alone (by its event id). -#}
+{% set pair_group = pair_key + ['case when pair_hash is null then event_id end'] %}
 
 {% set stored_pair_key = [] %}
 {% for column in pair_key %}
@@ -144,75 +148,54 @@ deliveries as (
 ),
 
 first_deliveries as (
-    select
-        *,
-        cast(null as string) as split_before_event_id
-    from deliveries
+    select * from deliveries
     where delivery_rank = 1
+    -- One shuffle for both pairing windows below: each partitions by a superset of these keys.
+    distribute by {{ pair_group | join(', ') }}
 ),
 
-split_halves as (
+-- The n-th UPDATE_BEFORE and the n-th UPDATE_AFTER of a pair key (by sequence) are one update.
+ranked_halves as (
     select
         *,
-        row_number() over (
-            partition by {{ pair_key | join(', ') }}, op
-            order by sequence, event_id
-        ) as half_rank
+        case
+            when pair_hash is not null
+                then row_number() over (
+                        partition by {{ pair_group | join(', ') }}, op
+                        order by sequence, event_id
+                    )
+        end as half_rank
     from first_deliveries
-    where pair_hash is not null
 ),
 
-before_halves as (
-    select * from split_halves
-    where op = 'UPDATE_BEFORE'
-),
-
-after_halves as (
-    select * from split_halves
-    where op = 'UPDATE_AFTER'
-),
-
-pairs as (
+-- Windows instead of a self-join: the staged rows are read and numbered once.
+pair_halves as (
     select
-        after_half.event_id as after_event_id,
-        before_half.event_id as before_event_id,
-        before_half.before,
-        before_half.before_is_partial,
-        before_half.column_source_types as before_column_source_types,
-        before_half.column_types as before_column_types
-    from after_halves as after_half
-    inner join before_halves as before_half
-        on
-            after_half.half_rank = before_half.half_rank
-            and {{ pair_conditions | join(' and ') }}
-),
-
-paired_updates as (
-    select
-        {{ paired_columns | join(', ') }},
-        after_half.event_bucket
-    from first_deliveries as after_half
-    inner join pairs on after_half.event_id = pairs.after_event_id
-),
-
-paired_event_ids as (
-    select after_event_id as event_id from pairs
-    union all
-    select before_event_id as event_id from pairs
-),
-
-unpaired_events as (
-    select
-        events.{{ columns | join(', events.') }},
-        events.event_bucket
-    from first_deliveries as events
-    left anti join paired_event_ids on events.event_id = paired_event_ids.event_id
+        *,
+        count(half_rank) over (partition by {{ pair_group | join(', ') }}, half_rank) as halves_in_pair,
+        first(
+            case
+                when op = 'UPDATE_BEFORE'
+                    then named_struct(
+                            'event_id', event_id,
+                            'before', before,
+                            'before_is_partial', before_is_partial,
+                            'column_source_types', column_source_types,
+                            'column_types', column_types
+                        )
+            end,
+            true
+        ) over (partition by {{ pair_group | join(', ') }}, half_rank) as before_half
+    from ranked_halves
 ),
 
 canonical_events as (
-    select * from paired_updates
-    union all
-    select * from unpaired_events
+    select
+        {{ canonical_columns | join(',\n        ') }},
+        event_bucket
+    from pair_halves
+    -- A paired BEFORE half lives on in its update.
+    where not ({{ paired }} and op = 'UPDATE_BEFORE')
 ),
 
 fingerprinted_events as (
