@@ -90,8 +90,8 @@ event_stats as (
         max(case when event_kind = 'HEARTBEAT' then coalesce(event_ts, emitted_ts) end) as last_heartbeat_ts,
         min(lag_seconds) as lag_seconds_min,
         avg(lag_seconds) as lag_seconds_avg,
-        percentile(lag_seconds, 0.5) as lag_seconds_p50,
-        percentile(lag_seconds, 0.95) as lag_seconds_p95,
+        -- Both percentiles from one call: one exact value count per feed instead of two.
+        percentile(lag_seconds, array(0.5, 0.95)) as lag_seconds_percentiles,
         max(lag_seconds) as lag_seconds_max
     from event_lags
     group by source_name, dialect
@@ -143,8 +143,8 @@ final as (
         landed.last_landed_at,
         event_stats.lag_seconds_min,
         event_stats.lag_seconds_avg,
-        event_stats.lag_seconds_p50,
-        event_stats.lag_seconds_p95,
+        event_stats.lag_seconds_percentiles[0] as lag_seconds_p50,
+        event_stats.lag_seconds_percentiles[1] as lag_seconds_p95,
         event_stats.lag_seconds_max
     from feeds
     left join landed on feeds.source_name <=> landed.source_name and feeds.dialect = landed.dialect

@@ -158,6 +158,29 @@ def test_no_message_vanishes(workload, dialect) -> None:
     assert row["redelivered_events"] > 0
 
 
+def interpolated_percentile(values: list[float], fraction: float) -> float:
+    """Spark's exact `percentile`: linear interpolation between the two closest ranks."""
+    ordered = sorted(values)
+    position = fraction * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def test_feed_lag_percentiles_are_those_of_the_events(workload) -> None:
+    lags: dict[str, list[float]] = {}
+    for event in workload["after_batch_2"]["cdc_change_events"]:
+        if event["event_ts"] is not None:
+            micros = (event["landed_at"] - event["event_ts"]) // dt.timedelta(microseconds=1)
+            lags.setdefault(event["source_name"], []).append(micros / 1_000_000)
+    health = {r["source_name"]: r for r in workload["after_batch_2"]["cdc_feed_health"]}
+    assert set(lags) <= set(health) and lags
+    for feed, values in lags.items():
+        assert health[feed]["lag_seconds_p50"] == pytest.approx(interpolated_percentile(values, 0.5)), feed
+        assert health[feed]["lag_seconds_p95"] == pytest.approx(interpolated_percentile(values, 0.95)), feed
+        assert float(health[feed]["lag_seconds_max"]) == pytest.approx(max(values)), feed
+
+
 def test_redeliveries_are_counted_once(workload) -> None:
     events = workload["after_batch_2"]["cdc_change_events"]
     assert len({e["event_id"] for e in events}) == len(events)
