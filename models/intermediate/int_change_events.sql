@@ -52,7 +52,7 @@
         {% do canonical_columns.append(column) %}
     {% endif %}
 {% endfor %}
-{#- Splits rows into pairs: a split half's pair key, any other row alone (by its event id). -#}
+{#- The pairing group of a row: a split half's pair key; any other row is a group of its own (its event id). -#}
 {% set pair_group = pair_key + ['case when pair_hash is null then event_id end'] %}
 
 {% set stored_pair_key = [] %}
