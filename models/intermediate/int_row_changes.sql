@@ -22,8 +22,8 @@
     when built) and every identity of a table whose truncates changed, and, as rows live in
     `key_bucket` partitions (a hash of table and identity), overwrites the partitions they fall in
     with the recomputed rows plus the stored rows of every other identity there. The images of an
-    unchanged event are scanned but neither hashed nor turned into units. The result is the full refresh's, late events included, at
-    the cost of the changed identities' windows.
+    unchanged event are scanned but neither hashed nor turned into units. The result is the full
+    refresh's, late events included, at the cost of the changed identities' windows.
     Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
     that are read several times, and a plan that repeats its inputs grows with every reuse.
 -#}
