@@ -15,6 +15,7 @@ SQL staging models reach it through the `cdc_canonical_image` Spark function
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 ImageCanonicalizer = Callable[[dict[str, Any], dict[str, str], str], tuple[dict[str, Any], dict[str, str]]]
 
 
+@functools.cache  # asked once per image by cdc_canonical_image
 def canonicalizer_for(dialect: str) -> ImageCanonicalizer:
     module = importlib.import_module(f"cdc_unify.decoders.{dialect}")
     return module.canonicalize_image

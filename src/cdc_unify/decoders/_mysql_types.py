@@ -10,6 +10,7 @@ module (Canal: BIT(n) values are numbers; OMS: BIT is base64 bytes, `decimal` la
 
 from __future__ import annotations
 
+import functools
 import re
 
 # java.sql.Types codes (spec 000 appendix) -> logical type; a code not listed is read as a string.
@@ -141,6 +142,7 @@ def jdbc_code(source_type: str | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
+@functools.lru_cache(maxsize=4096)  # a feed declares few distinct types, each again in every image
 def source_logical_type(source_type: str | None) -> str:
     """Logical type of a declared source type (type text or `jdbc:<code>`); `string` if unknown."""
     code = jdbc_code(source_type)

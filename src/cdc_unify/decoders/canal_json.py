@@ -17,6 +17,7 @@ decoders/_value_text.py, as are the values' text forms, except Canal's binary te
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -27,6 +28,7 @@ from cdc_unify.decoders._value_text import TEXT_READERS, canonicalize_with
 _BIT_FIELD_RE = re.compile(r"^bit\s*\(\s*(\d+)\s*\)$")
 
 
+@functools.lru_cache(maxsize=4096)  # a feed declares few distinct types, each again in every image
 def canal_logical_type(source_type: str | None) -> str:
     """Logical type of a `mysqlType` text or `jdbc:<code>`; Canal sends BIT(n > 1) as its number."""
     m = _BIT_FIELD_RE.match((source_type or "").strip().lower())

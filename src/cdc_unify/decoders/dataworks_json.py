@@ -19,6 +19,7 @@ kept as sent (`string`).  The SQL model passes JSON numbers with their exact dig
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +38,7 @@ _MIN_EPOCH_MS = -62_135_596_800_000
 _MAX_EPOCH_MS = 253_402_300_799_999
 
 
+@functools.lru_cache(maxsize=4096)  # a feed declares few distinct types, each again in every image
 def logical_type(declared: str | None) -> str:
     """Logical type of a declared dataColumn type (case-insensitive; unknown -> string)."""
     return LOGICAL_TYPES.get((declared or "").strip().upper(), "string")

@@ -17,6 +17,7 @@ a bare `decimal` therefore has no known precision, and `sqlType` 6 is MySQL's FL
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -29,6 +30,7 @@ _EPOCH_SECONDS_RE = re.compile(r"^-?\d+(?:\.\d{1,9})?$")
 _INVALID_TIMESTAMP = "0000-00-00 00:00:00"
 
 
+@functools.lru_cache(maxsize=4096)  # a feed declares few distinct types, each again in every image
 def oms_logical_type(source_type: str | None) -> str:
     """As for the MySQL family, except: BIT is bytes (base64), a `decimal` without arguments has
     no known precision, and java.sql.Types 6 (FLOAT) is MySQL's single-precision FLOAT."""

@@ -28,6 +28,7 @@ is kept as sent, `string`; a declared type outside the table, too.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -74,6 +75,7 @@ _ZONED_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?)
 _EPOCH_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
 
 
+@functools.lru_cache(maxsize=4096)  # a feed declares few distinct types, each again in every image
 def logical_type(declared: str | None) -> str:
     """`decimal(10,2)` -> `decimal(10,2)`, `INT64` -> `bigint`, `bigint unsigned` -> `ubigint`, unknown -> `string`."""
     text = (declared or "").strip()

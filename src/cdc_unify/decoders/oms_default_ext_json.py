@@ -31,6 +31,7 @@ reported in the logical types, so the schema registry sees it.  Unknown type nam
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -114,6 +115,7 @@ def split_schema_type(schema_type: str) -> tuple[str, tuple[int, ...]]:
     return name, params
 
 
+@functools.lru_cache(maxsize=4096)  # a feed declares few distinct types, each again in every image
 def logical_type(schema_type: str) -> str:
     """The logical type a `schemaType` declares (`string` for names this module does not know)."""
     name, params = split_schema_type(schema_type)
