@@ -23,7 +23,7 @@ DEMO_LOAD ?= $(BIN)/cdc-unify load --generated sample --feed sample --skip-loade
 DEMO_SELECT ?=
 
 SQL_DIRS := $(wildcard models macros tests analyses)
-PY_DIRS := $(wildcard src tests models sqlfluff_libs)
+PY_DIRS := $(wildcard src tests models sqlfluff_libs bench scripts)
 DOCS_PORT ?= 8080
 
 .PHONY: help install java-check demo demo-load lint test docs clean

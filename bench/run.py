@@ -8,7 +8,9 @@ For each workload (bench/workloads.py; generated once, reused from --work-dir af
    whole process tree (+ PySpark's Python workers);
 3. the parse floor on the same landing tables (bench/spark_steps.py parse-floor);
 4. land batch 2 (~1%) and run `dbt build` again (incremental): wall and build time and their
-   ratio to the full build.
+   ratio to the full build;
+5. `dbt build` once more with nothing new landed (rerun): what every incremental run pays
+   whatever it has to do (per-node planning, reading to find what changed, data tests).
 Every step is a process of its own (fresh JVM, separate memory).  Writes a JSON report and
 prints a table.
 
@@ -232,6 +234,9 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         log(f"[bench] {spec.label}: landing batch 2 ({batch2:,} messages) and incremental dbt build")
         report["land_batch2"] = runner.spark_step("land", "--data-dir", str(data_dir), "--batch", "2")
         report["incremental"] = runner.dbt_build("incremental")
+        if not args.no_rerun:
+            log(f"[bench] {spec.label}: dbt build again with nothing new landed (rerun)")
+            report["rerun"] = runner.dbt_build("rerun")
     report["figures"] = figures(report)
     return report
 
@@ -243,12 +248,12 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
     seconds (the dbt process, its JVM and Python workers) measure the work; wall seconds also
     measure everybody else's load on a shared machine.
     """
-    full, incremental = report["full"], report.get("incremental", {})
+    full, incremental, rerun = report["full"], report.get("incremental", {}), report.get("rerun", {})
     floor = report.get("parse_floor", {})
     messages = report["messages"]["batch1"]
     build, build_cpu = full.get("build_seconds"), full.get("build_cpu_seconds")
     wall = full["process"]["wall_seconds"]
-    peaks = [full["process"]["peak_driver_rss_mib"], incremental.get("process", {}).get("peak_driver_rss_mib", 0)]
+    peaks = [run.get("process", {}).get("peak_driver_rss_mib", 0) for run in (full, incremental, rerun)]
     return {
         "messages": messages,
         "full_wall_seconds": round(wall, 1),
@@ -267,8 +272,10 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
         "incremental_over_full_wall": ratio(incremental.get("process", {}).get("wall_seconds"), wall),
         "incremental_over_full_build": ratio(incremental.get("build_seconds"), build),
         "incremental_over_full_build_cpu": ratio(incremental.get("build_cpu_seconds"), build_cpu),
+        "rerun_build_seconds": rounded(rerun.get("build_seconds")),
+        "rerun_over_full_build": ratio(rerun.get("build_seconds"), build),
         "peak_driver_rss_mib": max(peaks),
-        "build_problems": len(full.get("problems", [])) + len(incremental.get("problems", [])),
+        "build_problems": sum(len(run.get("problems", [])) for run in (full, incremental, rerun)),
     }
 
 
@@ -291,6 +298,8 @@ COLUMNS = (
     ("incr build s", "incremental_build_seconds", "{:.0f}"),
     ("incr/full", "incremental_over_full_build", "{:.2f}"),
     ("(CPU)", "incremental_over_full_build_cpu", "{:.2f}"),
+    ("rerun s", "rerun_build_seconds", "{:.0f}"),
+    ("rerun/full", "rerun_over_full_build", "{:.2f}"),
     ("peak MiB", "peak_driver_rss_mib", "{:,}"),
     ("problems", "build_problems", "{}"),
 )
@@ -308,23 +317,26 @@ def table(reports: list[dict[str, Any]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     lines = ["  ".join(text.rjust(width) for text, width in zip(row, widths, strict=True)) for row in rows]
     for report in reports:
-        full = report["full"]
-        lines.append(f"\n{report['workload']}: where the full build's time goes")
-        lines.append(f"  {'layer / model':<42} {'node s':>8} {'CPU s':>8} {'from s':>8} {'to s':>8}")
-        lines += [
-            f"  {name:<42} {layer['seconds']:8.1f} {cell(layer['cpu_seconds'] or None, '{:8.1f}'):>8}"
-            f" {cell(layer.get('first_start'), '{:8.0f}'):>8} {cell(layer.get('last_end'), '{:8.0f}'):>8}"
-            for name, layer in layers(full).items()
-        ]
-        lines += [
-            f"    {m['model']:<40} {m['seconds']:8.1f} {cell(m.get('cpu_seconds'), '{:8.1f}'):>8}"
-            for m in full.get("models", [])[:TOP_MODELS]
-        ]
-        lines += [f"  ! {p['node']}: {p['status']}: {p['message'][:200]}" for p in full.get("problems", [])]
-        lines += [
-            f"  ! incremental {p['node']}: {p['status']}" for p in report.get("incremental", {}).get("problems", [])
-        ]
+        for label in ("full", "incremental", "rerun"):
+            if report.get(label, {}).get("build_seconds") is not None:
+                lines += where_time_goes(report["workload"], label, report[label])
     return "\n".join(lines)
+
+
+def where_time_goes(workload: str, label: str, build: dict[str, Any]) -> list[str]:
+    lines = [f"\n{workload}: where the {label} build's time goes"]
+    lines.append(f"  {'layer / model':<42} {'node s':>8} {'CPU s':>8} {'from s':>8} {'to s':>8}")
+    lines += [
+        f"  {name:<42} {layer['seconds']:8.1f} {cell(layer['cpu_seconds'] or None, '{:8.1f}'):>8}"
+        f" {cell(layer.get('first_start'), '{:8.0f}'):>8} {cell(layer.get('last_end'), '{:8.0f}'):>8}"
+        for name, layer in layers(build).items()
+    ]
+    lines += [
+        f"    {m['model']:<40} {m['seconds']:8.1f} {cell(m.get('cpu_seconds'), '{:8.1f}'):>8}"
+        for m in build.get("models", [])[:TOP_MODELS]
+    ]
+    lines += [f"  ! {p['node']}: {p['status']}: {(p.get('message') or '')[:200]}" for p in build.get("problems", [])]
+    return lines
 
 
 def layers(build: dict[str, Any]) -> dict[str, dict[str, float]]:
@@ -379,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-floor", action="store_true", help="skip the parse floor")
     parser.add_argument("--no-incremental", action="store_true", help="skip the +1%% incremental run")
+    parser.add_argument(
+        "--no-rerun", action="store_true", help="skip the build with nothing new after the incremental run"
+    )
     parser.add_argument(
         "--project-dir",
         type=Path,

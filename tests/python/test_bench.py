@@ -83,3 +83,43 @@ def test_bad_spark_settings_stop_the_bench_before_it_generates_anything(capsys):
         bench_run.main(["--workloads", "mixed:1k", "--conf", "spark.sql.codegen.wholeStage"])
     assert stopped.value.code == 2
     assert "is not key=value" in capsys.readouterr().err
+
+
+def build_summary(seconds: float, cpu: float, peak: int, problems: int = 0) -> dict:
+    return {
+        "build_seconds": seconds,
+        "build_cpu_seconds": cpu,
+        "process": {"wall_seconds": seconds + 20, "peak_driver_rss_mib": peak},
+        "problems": [{"node": f"test.x{i}", "status": "warn", "message": None} for i in range(problems)],
+        "per_layer": {"staging": {"seconds": seconds, "cpu_seconds": cpu, "first_start": 0, "last_end": seconds}},
+        "models": [{"model": "stg_canal_json__changes", "layer": "staging", "seconds": seconds, "cpu_seconds": None}],
+    }
+
+
+def test_figures_relate_the_incremental_run_and_the_rerun_to_the_full_build():
+    report = {
+        "workload": "mixed:1k",
+        "messages": {"batch1": 1000, "batch2": 10},
+        "full": build_summary(400.0, 800.0, 3000, problems=2),
+        "incremental": build_summary(100.0, 150.0, 3100, problems=2),
+        "rerun": build_summary(60.0, 90.0, 3050, problems=2),
+    }
+
+    figures = bench_run.figures(report)
+
+    assert (figures["incremental_over_full_build"], figures["incremental_over_full_build_cpu"]) == (0.25, 0.188)
+    assert (figures["rerun_build_seconds"], figures["rerun_over_full_build"]) == (60.0, 0.15)
+    assert figures["peak_driver_rss_mib"] == 3100
+    assert figures["build_problems"] == 6
+    printed = bench_run.table([report | {"figures": figures}])
+    assert "where the rerun build's time goes" in printed
+    assert "0.15" in printed.splitlines()[1]
+
+
+def test_figures_of_a_run_without_incremental_steps_leave_them_empty():
+    report = {"workload": "mixed:1k", "messages": {"batch1": 1000, "batch2": 0}, "full": build_summary(400, 800, 3000)}
+
+    figures = bench_run.figures(report)
+
+    assert figures["incremental_build_seconds"] is None and figures["rerun_over_full_build"] is None
+    assert "where the incremental build's time goes" not in bench_run.table([report | {"figures": figures}])
