@@ -11,6 +11,8 @@ For each workload (bench/workloads.py; generated once, reused from --work-dir af
    ratio to the full build;
 5. `dbt build` once more with nothing new landed (rerun): what every incremental run pays
    whatever it has to do (per-node planning, reading to find what changed, data tests).
+With --empty-build, first the same build on empty landing tables (a warehouse of its own): the
+part of a build's cost that does not grow with the data.
 Every step is a process of its own (fresh JVM, separate memory).  Writes a JSON report and
 prints a table.
 
@@ -153,7 +155,7 @@ class Runner:
         self.dir.mkdir(parents=True)
         self.warehouse = self.dir / "warehouse"
 
-    def env(self, target_path: Path) -> dict[str, str]:
+    def env(self, target_path: Path, warehouse: Path | None = None) -> dict[str, str]:
         return {
             **os.environ,
             "PYSPARK_PYTHON": sys.executable,
@@ -163,7 +165,7 @@ class Runner:
             "DBT_TARGET_PATH": str(target_path),
             "DBT_LOG_PATH": str(self.dir / "logs"),
             "CDC_UNIFY_TARGET": "local",
-            "CDC_UNIFY_WAREHOUSE": str(self.warehouse),
+            "CDC_UNIFY_WAREHOUSE": str(warehouse or self.warehouse),
             "CDC_UNIFY_SPARK_MASTER": self.args.master,
             "CDC_UNIFY_DRIVER_MEMORY": self.args.driver_memory,
             # --conf after the caller's own settings: later entries win.
@@ -181,11 +183,12 @@ class Runner:
             raise RuntimeError(f"{step} failed (exit {process['returncode']}); see {process['log']}")
         return {**json.loads(result.read_text()), "process": process}
 
-    def dbt_build(self, label: str) -> dict[str, Any]:
+    def dbt_build(self, label: str, warehouse: Path | None = None) -> dict[str, Any]:
         target = self.dir / f"target-{label}"
         project = self.args.project_dir.resolve()
         command = [str(BIN / "dbt"), "build", "--project-dir", str(project), *self.selection()]
-        process, peaks = run_process(command, self.env(target), self.dir / f"dbt-{label}.log", f"[dbt {label}]")
+        env = self.env(target, warehouse)
+        process, peaks = run_process(command, env, self.dir / f"dbt-{label}.log", f"[dbt {label}]")
         run_results = target / "run_results.json"
         if not run_results.is_file():
             return {"process": process, "build_seconds": None, "build_cpu_seconds": None}
@@ -221,6 +224,9 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         "generate_seconds": generate_seconds,
         "data_dir": str(data_dir),
     }
+    if args.empty_build:
+        log(f"[bench] {spec.label}: dbt build on empty landing tables (the build's fixed cost)")
+        report["empty"] = runner.dbt_build("empty", warehouse=runner.dir / "warehouse-empty")
     log(f"[bench] {spec.label}: landing batch 1 ({batch1:,} messages)")
     report["land_batch1"] = runner.spark_step("land", "--data-dir", str(data_dir), "--batch", "1")
     log(f"[bench] {spec.label}: full dbt build")
@@ -249,6 +255,7 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
     measure everybody else's load on a shared machine.
     """
     full, incremental, rerun = report["full"], report.get("incremental", {}), report.get("rerun", {})
+    empty = report.get("empty", {})
     floor = report.get("parse_floor", {})
     messages = report["messages"]["batch1"]
     build, build_cpu = full.get("build_seconds"), full.get("build_cpu_seconds")
@@ -272,10 +279,12 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
         "incremental_over_full_wall": ratio(incremental.get("process", {}).get("wall_seconds"), wall),
         "incremental_over_full_build": ratio(incremental.get("build_seconds"), build),
         "incremental_over_full_build_cpu": ratio(incremental.get("build_cpu_seconds"), build_cpu),
+        "empty_build_seconds": rounded(empty.get("build_seconds")),
+        "empty_over_parse_floor": ratio(empty.get("build_seconds"), floor.get("seconds")),
         "rerun_build_seconds": rounded(rerun.get("build_seconds")),
         "rerun_over_full_build": ratio(rerun.get("build_seconds"), build),
         "peak_driver_rss_mib": max(peaks),
-        "build_problems": sum(len(run.get("problems", [])) for run in (full, incremental, rerun)),
+        "build_problems": sum(len(run.get("problems", [])) for run in (full, incremental, rerun, empty)),
     }
 
 
@@ -295,6 +304,7 @@ COLUMNS = (
     ("floor CPU s", "parse_floor_cpu_seconds", "{:.1f}"),
     ("build/floor", "full_build_over_parse_floor", "{:.1f}"),
     ("(CPU)", "full_build_over_parse_floor_cpu", "{:.1f}"),
+    ("empty s", "empty_build_seconds", "{:.0f}"),
     ("incr build s", "incremental_build_seconds", "{:.0f}"),
     ("incr/full", "incremental_over_full_build", "{:.2f}"),
     ("(CPU)", "incremental_over_full_build_cpu", "{:.2f}"),
@@ -317,7 +327,7 @@ def table(reports: list[dict[str, Any]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     lines = ["  ".join(text.rjust(width) for text, width in zip(row, widths, strict=True)) for row in rows]
     for report in reports:
-        for label in ("full", "incremental", "rerun"):
+        for label in ("empty", "full", "incremental", "rerun"):
             if report.get(label, {}).get("build_seconds") is not None:
                 lines += where_time_goes(report["workload"], label, report[label])
     return "\n".join(lines)
@@ -388,6 +398,11 @@ def main(argv: list[str] | None = None) -> int:
         "--threads",
         type=int,
         help="dbt threads (default: the profile's 4); with 1, nodes run one at a time and get their own CPU seconds",
+    )
+    parser.add_argument(
+        "--empty-build",
+        action="store_true",
+        help="first build the project on empty landing tables (own warehouse): its cost grows with no data",
     )
     parser.add_argument("--no-floor", action="store_true", help="skip the parse floor")
     parser.add_argument("--no-incremental", action="store_true", help="skip the +1%% incremental run")

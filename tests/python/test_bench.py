@@ -100,7 +100,9 @@ def test_figures_relate_the_incremental_run_and_the_rerun_to_the_full_build():
     report = {
         "workload": "mixed:1k",
         "messages": {"batch1": 1000, "batch2": 10},
+        "empty": build_summary(90.0, 170.0, 2900),
         "full": build_summary(400.0, 800.0, 3000, problems=2),
+        "parse_floor": {"seconds": 20.0, "cpu_seconds": 35.0},
         "incremental": build_summary(100.0, 150.0, 3100, problems=2),
         "rerun": build_summary(60.0, 90.0, 3050, problems=2),
     }
@@ -109,10 +111,12 @@ def test_figures_relate_the_incremental_run_and_the_rerun_to_the_full_build():
 
     assert (figures["incremental_over_full_build"], figures["incremental_over_full_build_cpu"]) == (0.25, 0.188)
     assert (figures["rerun_build_seconds"], figures["rerun_over_full_build"]) == (60.0, 0.15)
+    assert (figures["empty_build_seconds"], figures["empty_over_parse_floor"]) == (90.0, 4.5)
+    assert figures["full_build_over_parse_floor"] == 20.0
     assert figures["peak_driver_rss_mib"] == 3100
     assert figures["build_problems"] == 6
     printed = bench_run.table([report | {"figures": figures}])
-    assert "where the rerun build's time goes" in printed
+    assert "where the rerun build's time goes" in printed and "where the empty build's time goes" in printed
     assert "0.15" in printed.splitlines()[1]
 
 
@@ -122,4 +126,5 @@ def test_figures_of_a_run_without_incremental_steps_leave_them_empty():
     figures = bench_run.figures(report)
 
     assert figures["incremental_build_seconds"] is None and figures["rerun_over_full_build"] is None
+    assert figures["empty_build_seconds"] is None
     assert "where the incremental build's time goes" not in bench_run.table([report | {"figures": figures}])
