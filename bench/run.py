@@ -12,7 +12,9 @@ For each workload (bench/workloads.py; generated once, reused from --work-dir af
 5. `dbt build` once more with nothing new landed (rerun): what every incremental run pays
    whatever it has to do (per-node planning, reading to find what changed, data tests).
 With --empty-build, first the same build on empty landing tables (a warehouse of its own): the
-part of a build's cost that does not grow with the data.
+part of a build's cost that does not grow with the data.  With --write-floor, last the write floor
+(bench/spark_steps.py write-floor): every table the build materialized, read and written again as
+Parquet: what writing the build's output costs with its results already known.
 Every step is a process of its own (fresh JVM, separate memory).  Writes a JSON report and
 prints a table.
 
@@ -243,6 +245,11 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         if not args.no_rerun:
             log(f"[bench] {spec.label}: dbt build again with nothing new landed (rerun)")
             report["rerun"] = runner.dbt_build("rerun")
+    if args.write_floor:
+        log(f"[bench] {spec.label}: write floor")
+        written = report["write_floor"] = runner.spark_step("write-floor")
+        written["seconds"] = sum(t["read_write_seconds"] for t in written["tables"].values())
+        written["cpu_seconds"] = sum(t["read_write_cpu_seconds"] for t in written["tables"].values())
     report["figures"] = figures(report)
     return report
 
@@ -255,7 +262,7 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
     measure everybody else's load on a shared machine.
     """
     full, incremental, rerun = report["full"], report.get("incremental", {}), report.get("rerun", {})
-    empty = report.get("empty", {})
+    empty, written = report.get("empty", {}), report.get("write_floor", {})
     floor = report.get("parse_floor", {})
     messages = report["messages"]["batch1"]
     build, build_cpu = full.get("build_seconds"), full.get("build_cpu_seconds")
@@ -281,6 +288,7 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
         "incremental_over_full_build_cpu": ratio(incremental.get("build_cpu_seconds"), build_cpu),
         "empty_build_seconds": rounded(empty.get("build_seconds")),
         "empty_over_parse_floor": ratio(empty.get("build_seconds"), floor.get("seconds")),
+        "write_floor_seconds": rounded(written.get("seconds")),
         "rerun_build_seconds": rounded(rerun.get("build_seconds")),
         "rerun_over_full_build": ratio(rerun.get("build_seconds"), build),
         "peak_driver_rss_mib": max(peaks),
@@ -305,6 +313,7 @@ COLUMNS = (
     ("build/floor", "full_build_over_parse_floor", "{:.1f}"),
     ("(CPU)", "full_build_over_parse_floor_cpu", "{:.1f}"),
     ("empty s", "empty_build_seconds", "{:.0f}"),
+    ("write floor s", "write_floor_seconds", "{:.0f}"),
     ("incr build s", "incremental_build_seconds", "{:.0f}"),
     ("incr/full", "incremental_over_full_build", "{:.2f}"),
     ("(CPU)", "incremental_over_full_build_cpu", "{:.2f}"),
@@ -403,6 +412,11 @@ def main(argv: list[str] | None = None) -> int:
         "--empty-build",
         action="store_true",
         help="first build the project on empty landing tables (own warehouse): its cost grows with no data",
+    )
+    parser.add_argument(
+        "--write-floor",
+        action="store_true",
+        help="last, read and write again every table the build made (what writing its output costs)",
     )
     parser.add_argument("--no-floor", action="store_true", help="skip the parse floor")
     parser.add_argument("--no-incremental", action="store_true", help="skip the +1%% incremental run")

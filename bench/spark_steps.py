@@ -4,8 +4,11 @@
     parse-floor read every landing table and only parse its values: `from_json` of every JSON
                 value into the message's full structure (inferred from a sample), the DTS
                 wire decoder (fastavro) for every Avro value; count the rows
+    write-floor read every table the dbt build materialized (views excepted) into Spark's
+                `noop` sink, then read it and write it as Parquet (same partition columns) to a
+                scratch folder: what writing the build's output costs, its results already known
 
-Both write their figures as JSON to --result.  The parse floor is what any staging of these
+Each writes its figures as JSON to --result.  The parse floor is what any staging of these
 messages has to pay at least: the full dbt build is judged against it.
 """
 
@@ -15,7 +18,9 @@ import argparse
 import datetime as dt
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,11 +102,9 @@ def floor_job(spark: SparkSession, dialect: str) -> dict[str, float | int | None
         parsed = parse_json(table)
         # count(struct) tests the whole parsed struct, so no field can be pruned from the parse.
         aggregate = parsed.agg(F.count("message").alias("values"), F.lit(None).cast("bigint").alias("rejected"))
-    cpu_before = process_cpu()
-    started = time.perf_counter()
-    result = aggregate.collect()[0]
-    seconds = time.perf_counter() - started
-    cpu_seconds = sum(cpu - cpu_before.get(pid, 0.0) for pid, cpu in process_cpu().items())
+    collected: list = []
+    seconds, cpu_seconds = timed(lambda: collected.extend(aggregate.collect()))
+    result = collected[0]
     print(
         f"[parse-floor] {dialect}: {rows:,} rows parsed in {seconds:.1f}s ({cpu_seconds:.1f} CPU s)",
         file=sys.stderr,
@@ -132,9 +135,63 @@ def parse_floor(spark: SparkSession) -> dict[str, dict[str, float | int | None]]
     return {dialect: floor_job(spark, dialect) for dialect in DIALECTS if dialect in tables}
 
 
+def timed(action) -> tuple[float, float]:
+    """Wall and CPU seconds (this process tree) of one Spark action."""
+    cpu_before, started = process_cpu(), time.perf_counter()
+    action()
+    seconds = time.perf_counter() - started
+    return seconds, sum(cpu - cpu_before.get(pid, 0.0) for pid, cpu in process_cpu().items())
+
+
+def write_job(spark: SparkSession, table_name: str, scratch: Path) -> dict[str, float | int]:
+    table = spark.table(table_name)
+    partitions = [c.name for c in spark.catalog.listColumns(table_name) if c.isPartition]
+    read_seconds, read_cpu = timed(lambda: table.write.format("noop").mode("overwrite").save())
+    writer = table.write.mode("overwrite").partitionBy(*partitions)
+    write_seconds, write_cpu = timed(lambda: writer.parquet(str(scratch / table_name)))
+    shutil.rmtree(scratch / table_name, ignore_errors=True)
+    figures = {
+        "rows": spark.table(table_name).count(),
+        "read_seconds": read_seconds,
+        "read_cpu_seconds": read_cpu,
+        "read_write_seconds": write_seconds,
+        "read_write_cpu_seconds": write_cpu,
+    }
+    print(
+        f"[write-floor] {table_name}: {figures['rows']:,} rows, read {read_seconds:.1f}s, "
+        f"read + write {write_seconds:.1f}s ({write_cpu:.1f} CPU s)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return figures
+
+
+def _names(spark: SparkSession, statement: str) -> set[str]:
+    return {row.viewName if "viewName" in row else row.tableName for row in spark.sql(statement).collect()}
+
+
+def write_floor(spark: SparkSession, schemas: list[str] | None = None) -> dict[str, dict[str, float | int]]:
+    """Every table (not view) of `schemas`, by default of every schema but the landing tables'."""
+    if schemas is None:
+        schemas = [
+            db.name for db in spark.catalog.listDatabases() if db.name not in ("default", landing.LANDING_SCHEMA)
+        ]
+    tables = [
+        f"{schema}.{name}"
+        for schema in sorted(schemas)
+        # SQL, not spark.catalog.listTables: that fails to decode views' rows with codegen off.
+        for name in sorted(_names(spark, f"show tables in {schema}") - _names(spark, f"show views in {schema}"))
+    ]
+    scratch = Path(tempfile.mkdtemp(prefix="write-floor-"))
+    try:
+        return {name: write_job(spark, name, scratch) for name in tables}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=("land", "parse-floor"))
+    parser.add_argument("step", choices=("land", "parse-floor", "write-floor"))
     parser.add_argument("--warehouse", required=True)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="2g")
@@ -152,8 +209,10 @@ def main(argv: list[str] | None = None) -> None:
         if args.data_dir is None:
             parser.error("land needs --data-dir")
         figures: dict = {"rows": land(spark, args.data_dir, args.batch)}
-    else:
+    elif args.step == "parse-floor":
         figures = {"dialects": parse_floor(spark)}
+    else:
+        figures = {"tables": write_floor(spark)}
     figures["session_start_seconds"] = session_seconds
     args.result.write_text(json.dumps(figures, indent=2) + "\n")
     spark.stop()

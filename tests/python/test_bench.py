@@ -103,6 +103,7 @@ def test_figures_relate_the_incremental_run_and_the_rerun_to_the_full_build():
         "empty": build_summary(90.0, 170.0, 2900),
         "full": build_summary(400.0, 800.0, 3000, problems=2),
         "parse_floor": {"seconds": 20.0, "cpu_seconds": 35.0},
+        "write_floor": {"seconds": 55.5, "cpu_seconds": 80.0, "tables": {}},
         "incremental": build_summary(100.0, 150.0, 3100, problems=2),
         "rerun": build_summary(60.0, 90.0, 3050, problems=2),
     }
@@ -113,6 +114,7 @@ def test_figures_relate_the_incremental_run_and_the_rerun_to_the_full_build():
     assert (figures["rerun_build_seconds"], figures["rerun_over_full_build"]) == (60.0, 0.15)
     assert (figures["empty_build_seconds"], figures["empty_over_parse_floor"]) == (90.0, 4.5)
     assert figures["full_build_over_parse_floor"] == 20.0
+    assert figures["write_floor_seconds"] == 55.5
     assert figures["peak_driver_rss_mib"] == 3100
     assert figures["build_problems"] == 6
     printed = bench_run.table([report | {"figures": figures}])
@@ -126,5 +128,31 @@ def test_figures_of_a_run_without_incremental_steps_leave_them_empty():
     figures = bench_run.figures(report)
 
     assert figures["incremental_build_seconds"] is None and figures["rerun_over_full_build"] is None
-    assert figures["empty_build_seconds"] is None
+    assert figures["empty_build_seconds"] is None and figures["write_floor_seconds"] is None
     assert "where the incremental build's time goes" not in bench_run.table([report | {"figures": figures}])
+
+
+@pytest.mark.spark
+def test_write_floor_rewrites_every_table_of_its_schemas_but_no_view(tmp_path):
+    import spark_steps  # bench/spark_steps.py
+
+    from harness import spark_session
+
+    spark = spark_session()
+    schema = "bench_write_floor_test"
+    spark.sql(f"drop schema if exists {schema} cascade")
+    spark.sql(f"create schema {schema}")
+    spark.sql(
+        f"create table {schema}.parts using parquet partitioned by (bucket) as select id, id % 3 as bucket from range(30)"
+    )
+    spark.sql(f"create table {schema}.plain using parquet as select id from range(7)")
+    spark.sql(f"create view {schema}.over_parts as select * from {schema}.parts")
+
+    tables = spark_steps.write_floor(spark, schemas=[schema])
+
+    assert sorted(tables) == [f"{schema}.parts", f"{schema}.plain"]
+    assert (tables[f"{schema}.parts"]["rows"], tables[f"{schema}.plain"]["rows"]) == (30, 7)
+    assert all(t["read_write_seconds"] > 0 and t["read_seconds"] > 0 for t in tables.values())
+    # The tables themselves are untouched: the copies went to a scratch folder.
+    assert spark.table(f"{schema}.parts").count() == 30
+    spark.sql(f"drop schema {schema} cascade")
