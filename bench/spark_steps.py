@@ -22,8 +22,9 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -102,8 +103,7 @@ def floor_job(spark: SparkSession, dialect: str) -> dict[str, float | int | None
         parsed = parse_json(table)
         # count(struct) tests the whole parsed struct, so no field can be pruned from the parse.
         aggregate = parsed.agg(F.count("message").alias("values"), F.lit(None).cast("bigint").alias("rejected"))
-    collected: list = []
-    seconds, cpu_seconds = timed(lambda: collected.extend(aggregate.collect()))
+    collected, seconds, cpu_seconds = timed(aggregate.collect)
     result = collected[0]
     print(
         f"[parse-floor] {dialect}: {rows:,} rows parsed in {seconds:.1f}s ({cpu_seconds:.1f} CPU s)",
@@ -135,23 +135,23 @@ def parse_floor(spark: SparkSession) -> dict[str, dict[str, float | int | None]]
     return {dialect: floor_job(spark, dialect) for dialect in DIALECTS if dialect in tables}
 
 
-def timed(action) -> tuple[float, float]:
-    """Wall and CPU seconds (this process tree) of one Spark action."""
+def timed(action: Callable[[], Any]) -> tuple[Any, float, float]:
+    """The result of one Spark action, with its wall and CPU seconds (this process tree)."""
     cpu_before, started = process_cpu(), time.perf_counter()
-    action()
+    result = action()
     seconds = time.perf_counter() - started
-    return seconds, sum(cpu - cpu_before.get(pid, 0.0) for pid, cpu in process_cpu().items())
+    return result, seconds, sum(cpu - cpu_before.get(pid, 0.0) for pid, cpu in process_cpu().items())
 
 
 def write_job(spark: SparkSession, table_name: str, scratch: Path) -> dict[str, float | int]:
     table = spark.table(table_name)
     partitions = [c.name for c in spark.catalog.listColumns(table_name) if c.isPartition]
-    read_seconds, read_cpu = timed(lambda: table.write.format("noop").mode("overwrite").save())
+    _, read_seconds, read_cpu = timed(lambda: table.write.format("noop").mode("overwrite").save())
     writer = table.write.mode("overwrite").partitionBy(*partitions)
-    write_seconds, write_cpu = timed(lambda: writer.parquet(str(scratch / table_name)))
+    _, write_seconds, write_cpu = timed(lambda: writer.parquet(str(scratch / table_name)))
     shutil.rmtree(scratch / table_name, ignore_errors=True)
     figures = {
-        "rows": spark.table(table_name).count(),
+        "rows": table.count(),
         "read_seconds": read_seconds,
         "read_cpu_seconds": read_cpu,
         "read_write_seconds": write_seconds,

@@ -133,7 +133,7 @@ def test_figures_of_a_run_without_incremental_steps_leave_them_empty():
 
 
 @pytest.mark.spark
-def test_write_floor_rewrites_every_table_of_its_schemas_but_no_view(tmp_path):
+def test_write_floor_rewrites_every_table_of_its_schemas_but_no_view():
     import spark_steps  # bench/spark_steps.py
 
     from harness import spark_session
