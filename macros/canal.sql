@@ -310,12 +310,12 @@ numbered as (
     select
         *,
         row_number() over (
-            partition by feed, topic, `partition`, `offset` order by message_index, row_in_message
+            partition by record_id order by message_index, row_in_message
         ) - 1 as row_index,
         coalesce(
             value_error_code,
             first_value(message_error_code, true) over (
-                partition by feed, topic, `partition`, `offset`
+                partition by record_id
                 order by message_index, row_in_message
                 rows between unbounded preceding and unbounded following
             )
@@ -330,7 +330,7 @@ numbered as (
                 end,
                 true
             ) over (
-                partition by feed, topic, `partition`, `offset`
+                partition by record_id
                 order by message_index, row_in_message
                 rows between unbounded preceding and unbounded following
             )
@@ -394,7 +394,7 @@ checked as (
                 case when before_image.error is not null or after_image.error is not null then 'invalid_value' end,
                 true
             ) over (
-                partition by feed, topic, `partition`, `offset`
+                partition by record_id
                 order by row_index
                 rows between unbounded preceding and unbounded following
             )
@@ -414,7 +414,7 @@ checked as (
                 end,
                 true
             ) over (
-                partition by feed, topic, `partition`, `offset`
+                partition by record_id
                 order by row_index
                 rows between unbounded preceding and unbounded following
             )

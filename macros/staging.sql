@@ -83,7 +83,7 @@
 {%- endmacro %}
 
 {% macro cdc_json_documents(relation, object_column='message') -%}
-    {#- Import CTEs of the JSON staging models: `landing` (the landing rows), `texts` (value_text,
+    {#- Import CTEs of the JSON staging models: `landing` (the landing rows and record_id), `texts` (value_text,
         is_utf8), `documents` (exact_document: the value as a variant whose numbers are strings of
         their exact digits, null when it is not UTF-8 JSON) and `json_documents` (is_json, and
         `object_column`: the top-level JSON object as map<string,variant>, null for anything else). -#}
@@ -96,7 +96,11 @@ landing as (
         `timestamp`,
         key,
         value,
-        landed_at
+        landed_at,
+        {#- What a step that regroups the rows of one landing record keys on: unique per record read,
+            where the landing coordinates are not (two files of a feed, or a Kafka redelivery, may
+            share topic, partition and offset; docs/landing.md). -#}
+        monotonically_increasing_id() as record_id
     from {{ relation }}
     {{ cdc_new_landing_rows() }}
 ),

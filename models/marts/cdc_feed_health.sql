@@ -34,16 +34,18 @@ change_events as (
 ),
 
 staged_messages as (
+    {#- One row per place a message landed. Every landing record stages exactly one row with
+        row_index 0, so those rows count the records; records that share coordinates and load (one
+        load holding two exports of a Kafka partition) are classified together, and identical ones
+        (a redelivery) are each counted. -#}
     select
         source_name,
         dialect,
-        case
-            when bool_or(message_status = 'quarantined') then 'quarantined'
-            when bool_or(message_status = 'tombstone') then 'tombstone'
-            when bool_or(message_status = 'decoded' and event_kind = 'ROW') then 'row'
-            when bool_or(message_status = 'decoded') then 'non_row'
-            else 'unclassified'
-        end as message_class
+        count_if(row_index = 0) as records,
+        count_if(row_index = 0 and message_status = 'quarantined') as quarantined_records,
+        count_if(row_index = 0 and message_status = 'tombstone') as tombstone_records,
+        count_if(row_index = 0 and message_status = 'decoded') as decoded_records,
+        bool_or(message_status = 'decoded' and event_kind = 'ROW') as has_row_event
     from staged
     group by source_name, dialect, landing_topic, landing_partition, landing_offset, landed_at
 ),
@@ -52,12 +54,12 @@ message_counts as (
     select
         source_name,
         dialect,
-        count(*) as staged_messages,
-        count_if(message_class = 'row') as row_messages,
-        count_if(message_class = 'non_row') as non_row_messages,
-        count_if(message_class = 'quarantined') as quarantined_messages,
-        count_if(message_class = 'tombstone') as tombstone_messages,
-        count_if(message_class = 'unclassified') as unclassified_messages
+        sum(records) as staged_messages,
+        sum(case when has_row_event then decoded_records else 0 end) as row_messages,
+        sum(case when has_row_event then 0 else decoded_records end) as non_row_messages,
+        sum(quarantined_records) as quarantined_messages,
+        sum(tombstone_records) as tombstone_messages,
+        sum(records - quarantined_records - tombstone_records - decoded_records) as unclassified_messages
     from staged_messages
     group by source_name, dialect
 ),

@@ -220,12 +220,12 @@ message_errors as (
         coalesce(
             shape_error,
             max(case when coalesce(after_image['error'], before_image['error']) is not null then 'invalid_value' end)
-                over (partition by feed, topic, `partition`, `offset`)
+                over (partition by record_id)
         ) as error_code,
         coalesce(
             shape_detail,
             max(concat('row ', cast(row_index as string), ': ', coalesce(after_image['error'], before_image['error'])))
-                over (partition by feed, topic, `partition`, `offset`)
+                over (partition by record_id)
         ) as error_detail
     from canonical
 ),
