@@ -93,6 +93,10 @@ def _byte_edit(dialect: str, value: bytes, edit: dict[str, Any]) -> bytes:
         at = operation_offset(value) + {"operation": 0, "objectName": 1}[edit["at"]]
         patch = bytes.fromhex(edit["overwrite_hex"])
         return value[:at] + patch + value[at + len(patch) :]
+    if "replace_hex" in edit:
+        old, new = bytes.fromhex(edit["replace_hex"]), bytes.fromhex(edit["with_hex"])
+        assert value.count(old) == 1, f"{dialect}: {edit['replace_hex']} occurs {value.count(old)} times"
+        return value.replace(old, new)
     if "replace" in edit:
         old = edit["replace"].encode("utf-8")
         # `with_latin1` spells raw bytes (0x00-0xff) as the code points of the same numbers.
@@ -186,14 +190,19 @@ def corpus(dialect: str) -> list[Message]:
     messages = [good[0]]
     for i, case in enumerate(spec["cases"]):
         value, generated = build_value(dialect, case, spec["base"])
-        messages.append(Message(dialect, case["name"], case["class"], value, (_expected_row(case["expect"], generated),)))
+        messages.append(
+            Message(dialect, case["name"], case["class"], value, (_expected_row(case["expect"], generated),))
+        )
         messages.append(good[(i + 1) % len(good)])
     return messages
 
 
 # ---------------------------------------------------------------- comparing rows
-def _comparable(value: Any) -> Any:
-    """Instants as canonical UTC text (PySpark returns naive datetimes in the local zone)."""
+def _comparable(value: Any, column_type: str) -> Any:
+    """Instants as canonical UTC text (PySpark returns naive datetimes in the local zone; the
+    fixtures write them as ISO text)."""
+    if column_type == "timestamp" and isinstance(value, str):
+        value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     if isinstance(value, dt.datetime):
         return fmt_instant(value.astimezone(dt.UTC) if value.tzinfo is None else value)
     return value
@@ -205,8 +214,8 @@ def assert_staged(message: Message, rows: list[dict[str, Any]], offset: int) -> 
     for row, want in zip(rows, message.expected, strict=True):
         for column, value in want.items():
             assert column in STAGED, f"{label}: {column} is not a staged column"
-            got = _comparable(row[column])
-            if got != _comparable(value):
+            got = _comparable(row[column], STAGED[column])
+            if got != _comparable(value, STAGED[column]):
                 shown = got if len(repr(got)) < 300 else f"{repr(got)[:300]}..."
                 raise AssertionError(f"{label}: {column} = {shown!r}, want {value!r} ({row['error_detail']})")
         if want.get("message_status") == "quarantined":
