@@ -280,6 +280,9 @@ def corpus_build() -> dict[str, Any]:
         "path:models/intermediate",
         "cdc_dead_letters",
         "cdc_feed_health",
+        # The models' unit tests use fixed inputs of their own: the corpus changes nothing there.
+        "--exclude-resource-type",
+        "unit_test",
         schema=SCHEMA,
     )
     build_seconds = time.monotonic() - started
@@ -308,8 +311,14 @@ def test_spark_every_message_is_quarantined_or_decoded_as_its_fixture_says(corpu
         by_offset.setdefault(row["landing_offset"], []).append(row)
     messages = corpus_build["messages"][dialect]
     assert sorted(by_offset) == list(range(len(messages))), "a message has no staged row"
+    # Every mismatch of the dialect at once: one build is too slow to find them one by one.
+    mismatches = []
     for offset, message in enumerate(messages):
-        assert_staged(message, by_offset[offset], offset)
+        try:
+            assert_staged(message, by_offset[offset], offset)
+        except AssertionError as mismatch:
+            mismatches.append(str(mismatch))
+    assert not mismatches, "\n".join(mismatches)
 
 
 @pytest.mark.spark
