@@ -214,6 +214,8 @@ message_checked as (
             when message is null then 'wrong_shape'
             when not {{ cdc_json_present("message['type']") }} then 'missing_field'
             when event_kind is null then 'unknown_op'
+            when {{ cdc_json_is_nested("message['database']") }} then 'wrong_shape'
+            when {{ cdc_json_is_nested("message['table']") }} then 'wrong_shape'
             when event_kind = 'ROW' and coalesce(database_text, '') = '' then 'missing_field'
             when event_kind = 'ROW' and coalesce(table_text, '') = '' then 'missing_field'
             when event_kind = 'ROW' and not {{ cdc_json_present('data_json') }} then 'missing_field'
@@ -241,6 +243,8 @@ message_checked as (
             when message is null then 'the element is not a JSON object'
             when not {{ cdc_json_present("message['type']") }} then 'type is missing'
             when event_kind is null then concat('type ', canal_type, ' is not a Canal EventType')
+            when {{ cdc_json_is_nested("message['database']") }} then 'database is a JSON object/array, not a name'
+            when {{ cdc_json_is_nested("message['table']") }} then 'table is a JSON object/array, not a name'
             when event_kind = 'ROW' and coalesce(database_text, '') = '' then 'database is missing'
             when event_kind = 'ROW' and coalesce(table_text, '') = '' then 'table is missing'
             when event_kind = 'ROW' and not {{ cdc_json_present('data_json') }} then concat('data is missing for ', canal_type)

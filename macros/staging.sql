@@ -139,6 +139,11 @@ json_documents as (
     try_variant_get({{ variant }}, '$', 'string')
 {%- endmacro %}
 
+{% macro cdc_json_is_nested(variant) -%}
+    {#- The field is a JSON object or array: not a name, code or value, though cdc_json_text reads it as text. -#}
+    coalesce(substr(schema_of_variant({{ variant }}), 1, 5) in ('OBJEC', 'ARRAY'), false)
+{%- endmacro %}
+
 {% macro cdc_json_object(variant) -%}
     {#- A JSON object as map<string,variant>; null for anything else. -#}
     try_variant_get({{ variant }}, '$', 'map<string, variant>')
@@ -152,7 +157,7 @@ json_documents as (
 {% macro cdc_nested_columns(image) -%}
     {#- Columns whose value is a JSON object or array, comma-separated: row images hold scalars only. -#}
     array_join(
-        map_keys(map_filter({{ image }}, (col, val) -> substr(schema_of_variant(val), 1, 5) in ('OBJEC', 'ARRAY'))),
+        map_keys(map_filter({{ image }}, (col, val) -> {{ cdc_json_is_nested('val') }})),
         ', '
     )
 {%- endmacro %}

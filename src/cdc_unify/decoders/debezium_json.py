@@ -58,6 +58,7 @@ from cdc_unify.decoders._staged_rows import (
     landing_natural_id,
     sha256_hex,
 )
+from cdc_unify.decoders._strict_json import loads_strict
 from cdc_unify.decoders._value_text import (
     Interval,
     ds_text,
@@ -110,8 +111,9 @@ def _reject_constant(name: str) -> Any:
 
 
 def parse_json_text(text: str) -> Any:
-    """Strict JSON (no NaN/Infinity tokens); numbers become JsonNumber."""
-    return json.loads(text, parse_int=JsonNumber, parse_float=JsonNumber, parse_constant=_reject_constant)
+    """Strict JSON (no NaN/Infinity tokens, no repeated key, no nesting too deep to parse);
+    numbers become JsonNumber."""
+    return loads_strict(text, parse_int=JsonNumber, parse_float=JsonNumber, parse_constant=_reject_constant)
 
 
 def json_text(value: Any, sort_keys: bool = False) -> str:

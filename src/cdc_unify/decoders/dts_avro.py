@@ -31,6 +31,7 @@ import pyarrow as pa
 from cdc_unify import canonical as c
 from cdc_unify.contract import STAGED_COLUMNS
 from cdc_unify.decoders import _staged_rows as twins
+from cdc_unify.decoders._strict_json import loads_strict
 from cdc_unify.decoders._value_text import interval_ds_text, interval_ym_text, zone_of
 
 DIALECT = "dts_avro"
@@ -572,7 +573,7 @@ def primary_key_columns(tags: dict[str, str]) -> list[str]:
     if info is None:
         return []
     try:
-        parsed = json.loads(info)
+        parsed = loads_strict(info)
     except ValueError as exc:
         raise Rejected("invalid_json", f"tags.pk_uk_info is not JSON: {exc}") from None
     if not isinstance(parsed, dict):
