@@ -193,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
 
     from cdc_unify.commands.sql import exc_message, java_message
     from cdc_unify.landing import LandingError, prepare_load
-    from cdc_unify.spark import get_spark
+    from cdc_unify.spark import WarehouseInUse, get_spark
 
     try:
         # Validation first: a bad command fails without starting Spark.
@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
             check_no_other_files(plan, skip)
         for load in loads:
             land(spark, load, args.allow_duplicates, skip)
-    except LandingError as exc:
+    except (LandingError, WarehouseInUse) as exc:
         return fail(str(exc))
     except PySparkException as exc:
         return fail(exc_message(exc))
