@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     from pyspark.errors import PySparkException
 
     from cdc_unify.commands.sql import exc_message, java_message
-    from cdc_unify.landing import LandingError, prepare_load
+    from cdc_unify.landing import LandingError, prepare_load, recover_loads
     from cdc_unify.spark import WarehouseInUse, get_spark
 
     try:
@@ -205,6 +205,8 @@ def run(args: argparse.Namespace) -> int:
                 check_generated(planned)
             loads = (prepare_load(p.dialect, p.feed, p.paths) for p in plan)  # read one load at a time
         spark = get_spark(warehouse=args.warehouse)
+        for done in recover_loads(spark):  # a killed load's leftovers, before the ledger is read
+            print(done)
         skip = loaded_files(spark) if args.skip_loaded else None
         if skip is not None and args.generated is not None:
             check_no_other_files(plan, skip)
