@@ -7,7 +7,7 @@ its Python process is killed, as `kill -9 <pid>` would: its Spark JVM exits by i
 rerun waits for it (cdc_unify.spark.wait_for_previous_jvm). The warehouse is then read with
 pyarrow straight from its folders, not through Spark, as an independent check of what a reader
 sees. Each case starts two JVMs (~30 s): the key case (killed between the rows and the ledger
-entries, the gap of the old protocol) always runs, the other points with CDC_UNIFY_KILL_TESTS=1.
+entries, the gap of the old protocol) always runs, the other points with CDC_UNIFY_FAULT_TESTS=1.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from conftest import BIN, Sandbox
 pytestmark = pytest.mark.spark
 
 FILES = {"a.jsonl": b'{"id": 1}\n\n{"id": 2}\n', "b.jsonl": b'{"id": 3}\n{"id": 4}\n{"id": 5}'}
-ALL_POINTS = os.environ.get("CDC_UNIFY_KILL_TESTS") == "1"
+ALL_POINTS = os.environ.get("CDC_UNIFY_FAULT_TESTS") == "1"
 
 
 def load_command(paths: list[Path]) -> list[str]:
@@ -75,9 +75,13 @@ def check_landed_once(sandbox: Sandbox) -> None:
     ("point", "committed"),
     [
         ("committed", True),
-        pytest.param("ledger-staged", False, marks=pytest.mark.skipif(not ALL_POINTS, reason="CDC_UNIFY_KILL_TESTS=1")),
-        pytest.param("staged", False, marks=pytest.mark.skipif(not ALL_POINTS, reason="CDC_UNIFY_KILL_TESTS=1")),
-        pytest.param("ledger-written", True, marks=pytest.mark.skipif(not ALL_POINTS, reason="CDC_UNIFY_KILL_TESTS=1")),
+        pytest.param(
+            "ledger-staged", False, marks=pytest.mark.skipif(not ALL_POINTS, reason="CDC_UNIFY_FAULT_TESTS=1")
+        ),
+        pytest.param("staged", False, marks=pytest.mark.skipif(not ALL_POINTS, reason="CDC_UNIFY_FAULT_TESTS=1")),
+        pytest.param(
+            "ledger-written", True, marks=pytest.mark.skipif(not ALL_POINTS, reason="CDC_UNIFY_FAULT_TESTS=1")
+        ),
     ],
 )
 def test_a_killed_load_converges_and_its_rerun_does_the_right_thing(sandbox_factory, point, committed):
