@@ -15,6 +15,7 @@ import os
 import re
 import shlex
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -44,6 +45,8 @@ LOCK_FILE = ".cdc-unify.lock"
 JVM_EXIT_WAIT_S = 30.0
 # Open lock files of this process, by warehouse folder: held until the process ends.
 _HELD_LOCKS: dict[Path, int] = {}
+# dbt's threads open their connections at once: one takes the lock, the others find it held.
+_LOCKING = threading.Lock()
 
 
 class WarehouseInUse(RuntimeError):
@@ -136,8 +139,14 @@ def lock_warehouse(folder: Path, holder: str | None = None) -> int:
     is told; the holder's pid comes first.
     """
     folder = folder.resolve()
-    if folder in _HELD_LOCKS:
+    with _LOCKING:
+        if folder not in _HELD_LOCKS:
+            _HELD_LOCKS[folder] = take_lock(folder)
+            record_holder(folder, holder or f"pid {os.getpid()}, {command_line()}")
         return _HELD_LOCKS[folder]
+
+
+def take_lock(folder: Path) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_FILE
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -151,8 +160,6 @@ def lock_warehouse(folder: Path, holder: str | None = None) -> int:
     except WarehouseInUse:
         os.close(fd)
         raise
-    _HELD_LOCKS[folder] = fd
-    record_holder(folder, holder or f"pid {os.getpid()}, {command_line()}")
     return fd
 
 

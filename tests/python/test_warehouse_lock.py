@@ -13,12 +13,15 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from cdc_unify import spark
 from cdc_unify.spark import WarehouseInUse, lock_warehouse, release_warehouse
 from conftest import BIN, REPO_ROOT, Sandbox
 
@@ -59,6 +62,16 @@ def holder(warehouse: Path, kind: str = "lock") -> Iterator[subprocess.Popen]:
 
 def refusal(warehouse: Path, pid: int) -> str:
     return f"the warehouse {warehouse} is in use by another process (pid {pid}, "
+
+
+def test_threads_of_one_process_share_its_lock(tmp_path, monkeypatch):
+    """dbt's threads open their connections at once: none may find the lock held by its own process,
+    even while the first is still waiting for a previous holder's JVM to exit."""
+    monkeypatch.setattr(spark, "wait_for_previous_jvm", lambda *_: time.sleep(0.3))
+    with ThreadPoolExecutor(8) as pool:
+        taken = list(pool.map(lambda _: lock_warehouse(tmp_path), range(8)))
+    release_warehouse(tmp_path)
+    assert len(set(taken)) == 1
 
 
 def test_the_lock_is_exclusive_and_dies_with_its_holder(tmp_path):
