@@ -4,7 +4,7 @@ Locally everything lives in ONE folder (env `CDC_UNIFY_WAREHOUSE`, default `<pro
 the Parquet tables and the embedded Derby metastore that remembers them.  Derby allows one
 process per metastore, so concurrent runs need different warehouse folders: a lock file in the
 folder, taken before the JVM starts, turns a second process into one clear error line instead of
-pages of Derby stack traces (docs/concurrency.md).
+pages of Derby stack traces (README.md, "One process per warehouse").
 """
 
 from __future__ import annotations
