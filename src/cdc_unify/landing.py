@@ -1,21 +1,29 @@
 """Landing raw CDC messages: files -> `landing.<dialect>` (docs/landing.md).
 
 Reading and validating files is pure (pyarrow + numpy, no Spark), so a bad command fails
-before the JVM starts and before anything is written.  Writing goes Arrow -> Spark in one
-append per command; a load ledger remembers the content hash of every loaded file so the
-same file is not landed twice by accident.
+before the JVM starts and before anything is written.  Writing goes Arrow -> Spark, one Parquet
+file per command that appears in the table by one rename (a killed load is all or nothing); a
+load ledger remembers the content hash of every loaded file, so the same file is not landed twice
+by accident, and where each `.jsonl` file's offsets start, so no two records of a feed share
+(topic, partition, offset).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
+import os
+import signal
+import sys
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -24,10 +32,31 @@ from cdc_unify.contract import DIALECTS, LANDING_COLUMNS, LANDING_SCHEMA, landin
 
 FILE_KINDS = {".jsonl": "jsonl", ".parquet": "parquet"}
 LEDGER_TABLE = f"`{LANDING_SCHEMA}`.`load_ledger`"
-LEDGER_DDL = (
-    f"create table if not exists {LEDGER_TABLE} (`dialect` string, `feed` string, `file_sha256` string, "
-    "`file_path` string, `rows` bigint, `landed_at` timestamp) using parquet"
+LEDGER_COLUMNS = (
+    ("dialect", "string"),
+    ("feed", "string"),
+    ("file_sha256", "string"),
+    ("file_path", "string"),
+    ("rows", "bigint"),
+    ("landed_at", "timestamp"),
+    ("first_offset", "bigint"),
+    ("end_offset", "bigint"),
 )
+# Added after the first release: a ledger written before them gets them (null in its old rows).
+OFFSET_COLUMNS = ("first_offset", "end_offset")
+LEDGER_DDL = (
+    f"create table if not exists {LEDGER_TABLE} ("
+    + ", ".join(f"`{name}` {typ}" for name, typ in LEDGER_COLUMNS)
+    + ") using parquet"
+)
+# A load is written here (beside the landing tables, a name Spark lists as hidden) before its
+# data file is renamed into the table: `_loads/<load id>/<dialect>/` and `_loads/<load id>/ledger/`.
+LOADS_DIR = "_loads"
+LEDGER_STAGE = "ledger"
+# Test hook: a load stops (until killed) at the named point of its commit protocol, so a test
+# can SIGKILL it exactly there (tests/python/test_load_kill.py).
+PAUSE_ENV = "CDC_UNIFY_TEST_PAUSE_AT"
+PAUSE_POINTS = ("ledger-staged", "staged", "committed", "ledger-written")
 # Spark SQL type -> Arrow type of the same values; timestamps are instants (UTC).
 ARROW_TYPES = {
     "string": pa.string(),
@@ -66,6 +95,10 @@ class RecordFile:
     sha256: str
     records: pa.Table
     ignored_columns: tuple[str, ...] = ()
+    # `.jsonl`: the offsets the file spans (one per line, empty lines included) and, once placed
+    # in its feed's log by write_load, the first one (offset - first_offset = line number).
+    lines: int = 0
+    first_offset: int | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +117,7 @@ class LoadResult:
     feed: str
     landed_at: dt.datetime
     files: tuple[RecordFile, ...]
+    load_id: str = ""
 
     @property
     def rows(self) -> int:
@@ -183,8 +217,9 @@ def read_record_file(path: Path, feed: str) -> RecordFile:
         raise LandingError(f"{path}: cannot read file: {exc.strerror or exc}") from exc
     sha256 = hashlib.sha256(data).hexdigest()
     if kind == "jsonl":
+        lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
         try:
-            return RecordFile(path, kind, sha256, jsonl_records(data, topic=feed))
+            return RecordFile(path, kind, sha256, jsonl_records(data, topic=feed), lines=lines)
         except pa.ArrowException as exc:  # e.g. more than 2 GiB of messages in one file
             raise LandingError(f"{path}: cannot land this file in one piece: {one_line(exc)}") from exc
     try:
@@ -225,6 +260,9 @@ def create_landing_tables(spark: SparkSession) -> None:
     for dialect in DIALECTS:
         spark.sql(landing_table_ddl(dialect))
     spark.sql(LEDGER_DDL)
+    missing = [name for name in OFFSET_COLUMNS if name not in spark.table(LEDGER_TABLE).columns]
+    if missing:
+        spark.sql(f"alter table {LEDGER_TABLE} add columns ({', '.join(f'`{name}` bigint' for name in missing)})")
 
 
 def kafka_to_landing(records: DataFrame, feed: str, landed_at: Column) -> DataFrame:
@@ -241,12 +279,16 @@ def kafka_to_landing(records: DataFrame, feed: str, landed_at: Column) -> DataFr
 def append_landing(rows: DataFrame, dialect: str) -> None:
     """Append landing rows to `landing.<dialect>` in one Spark write."""
     table = landing_table(dialect)
-    expected = [name for name, _ in LANDING_COLUMNS]
-    actual = rows.sparkSession.table(table).columns
     # insertInto matches columns by position: refuse a table whose layout is not the contract's.
+    check_layout(rows.sparkSession, table)
+    rows.select(*[name for name, _ in LANDING_COLUMNS]).write.insertInto(table)
+
+
+def check_layout(spark: SparkSession, table: str) -> None:
+    expected = [name for name, _ in LANDING_COLUMNS]
+    actual = spark.table(table).columns
     if actual != expected:
         raise LandingError(f"{table} has columns {actual}, expected {expected}; recreate it")
-    rows.select(*expected).write.insertInto(table)
 
 
 def already_loaded(spark: SparkSession, dialect: str, feed: str, files: Sequence[RecordFile]) -> list[RecordFile]:
@@ -265,6 +307,61 @@ def already_loaded(spark: SparkSession, dialect: str, feed: str, files: Sequence
     return [f for f in files if f.sha256 in loaded]
 
 
+def next_offset(spark: SparkSession, dialect: str, feed: str) -> int:
+    """The first offset no record of the feed's `.jsonl` log uses yet: from the ledger (one row per
+    file), or, for a ledger written before it kept offsets, from the landed rows themselves."""
+    ledger = spark.table(LEDGER_TABLE).where((F.col("dialect") == dialect) & (F.col("feed") == feed))
+    end, entries = ledger.agg(F.max("end_offset"), F.count(F.lit(1))).first()
+    if end is not None or entries == 0:
+        return end or 0
+    # Before the ledger kept offsets every `.jsonl` file's offsets were its line numbers.
+    landed = spark.table(landing_table(dialect)).where(
+        (F.col("feed") == feed) & (F.col("topic") == feed) & (F.col("partition") == 0)
+    )
+    last = landed.agg(F.max("offset")).first()[0]
+    return 0 if last is None else last + 1
+
+
+def place_offsets(files: Sequence[RecordFile], feed: str, first: int) -> tuple[tuple[RecordFile, ...], list[int]]:
+    """Give each `.jsonl` file the next range of its feed's log (topic = feed, partition 0), in
+    command order, and return the files with the log's end after each file.  A `.parquet` file
+    keeps its Kafka coordinates; if it has records in the feed's own log (a topic named like the
+    feed), later `.jsonl` offsets start after them."""
+    placed, ends = [], []
+    for file in files:
+        if file.kind == "jsonl":
+            offsets = pc.add(file.records.column("offset"), pa.scalar(first, pa.int64()))
+            records = file.records.set_column(file.records.schema.get_field_index("offset"), "offset", offsets)
+            file = dataclasses.replace(file, records=records, first_offset=first)
+            first += file.lines
+        else:
+            in_log = pc.and_(
+                pc.equal(file.records.column("topic"), feed), pc.equal(file.records.column("partition"), 0)
+            )
+            last = pc.max(file.records.column("offset").filter(in_log)).as_py()
+            first = max(first, last + 1) if last is not None else first
+        placed.append(file)
+        ends.append(first)
+    return tuple(placed), ends
+
+
+def ledger_rows(load: PreparedLoad, ends: Sequence[int], landed_at: dt.datetime) -> pa.Table:
+    """The ledger entries of a load: one per file."""
+    count = len(load.files)
+    return pa.table(
+        {
+            "dialect": [load.dialect] * count,
+            "feed": [load.feed] * count,
+            "file_sha256": [f.sha256 for f in load.files],
+            "file_path": [str(f.path.resolve()) for f in load.files],
+            "rows": pa.array([f.records.num_rows for f in load.files], pa.int64()),
+            "landed_at": pa.array([landed_at] * count, pa.timestamp("us", tz="UTC")),
+            "first_offset": pa.array([f.first_offset for f in load.files], pa.int64()),
+            "end_offset": pa.array(ends, pa.int64()),
+        }
+    )
+
+
 def write_load(
     spark: SparkSession,
     load: PreparedLoad,
@@ -274,12 +371,13 @@ def write_load(
     """Append every file of a prepared load to `landing.<dialect>` and record it in the ledger.
 
     Duplicates (content already in the ledger for this dialect and feed, or twice in this load)
-    are refused unless `allow_duplicates`.  The data is written before the ledger: if the ledger
-    write fails, a retry lands the messages again, which staging treats as redelivery, instead
-    of refusing a file whose messages never landed.
+    are refused unless `allow_duplicates`.  All or nothing, even if the process is killed: the
+    rows and the ledger entries are written aside first, then the rows' one file is renamed into
+    the table (the commit), then the entries' file into the ledger; the next load finishes or
+    discards an interrupted one (`recover_loads`), so the ledger always agrees with the table.
     """
     landed_at = landed_at or dt.datetime.now(dt.UTC)
-    create_landing_tables(spark)
+    recover_loads(spark)
     if not allow_duplicates:
         duplicates = repeated_in_command(load.files) + already_loaded(spark, load.dialect, load.feed, load.files)
         if duplicates:
@@ -288,21 +386,140 @@ def write_load(
                 f"already loaded into {load.dialect} for feed {load.feed!r} (same content): {names}; "
                 "allow duplicates (--allow-duplicates) to land them again"
             )
+    files, ends = place_offsets(load.files, load.feed, next_offset(spark, load.dialect, load.feed))
+    load = dataclasses.replace(load, files=files)
     records = pa.concat_tables([f.records for f in load.files])
     rows = kafka_to_landing(spark.createDataFrame(records), load.feed, F.lit(landed_at))
-    append_landing(rows, load.dialect)
-    ledger = pa.table(
-        {
-            "dialect": [load.dialect] * len(load.files),
-            "feed": [load.feed] * len(load.files),
-            "file_sha256": [f.sha256 for f in load.files],
-            "file_path": [str(f.path.resolve()) for f in load.files],
-            "rows": pa.array([f.records.num_rows for f in load.files], pa.int64()),
-            "landed_at": pa.array([landed_at] * len(load.files), pa.timestamp("us", tz="UTC")),
-        }
-    )
-    spark.createDataFrame(ledger).write.insertInto(LEDGER_TABLE)
-    return LoadResult(f"{LANDING_SCHEMA}.{load.dialect}", load.dialect, load.feed, landed_at, load.files)
+    load_id = f"{landed_at:%Y%m%dT%H%M%S%fZ}-{uuid.uuid4().hex[:8]}"
+    commit_load(spark, load_id, load.dialect, rows, spark.createDataFrame(ledger_rows(load, ends, landed_at)))
+    return LoadResult(f"{LANDING_SCHEMA}.{load.dialect}", load.dialect, load.feed, landed_at, load.files, load_id)
+
+
+class HadoopFiles:
+    """The file operations of the commit protocol, on the warehouse's Hadoop file system (local
+    folder, HDFS, ...): a rename of one file is atomic there, which is what the protocol needs."""
+
+    def __init__(self, spark: SparkSession, location: str) -> None:
+        self._path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path
+        self._fs = self._path(location).getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+    def exists(self, location: str) -> bool:
+        return bool(self._fs.exists(self._path(location)))
+
+    def children(self, location: str) -> list[str]:
+        if not self.exists(location):
+            return []
+        return sorted(str(status.getPath().getName()) for status in self._fs.listStatus(self._path(location)))
+
+    def rename(self, source: str, target: str) -> None:
+        if not self._fs.rename(self._path(source), self._path(target)):
+            raise LandingError(f"could not move {source} to {target}")
+
+    def delete(self, location: str) -> None:
+        self._fs.delete(self._path(location), True)
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where a load's files go: the ledger's folder and the staging folder of loads beside it."""
+
+    spark: SparkSession
+    fs: HadoopFiles
+    ledger: str
+    loads: str
+
+    @classmethod
+    def of(cls, spark: SparkSession) -> Places:
+        ledger = table_location(spark, LEDGER_TABLE)
+        return cls(spark, HadoopFiles(spark, ledger), ledger, f"{ledger.rsplit('/', 1)[0]}/{LOADS_DIR}")
+
+    def committed_file(self, dialect: str, load_id: str) -> str:
+        return f"{table_location(self.spark, landing_table(dialect))}/{committed_name(load_id)}"
+
+
+def table_location(spark: SparkSession, table: str) -> str:
+    rows = spark.sql(f"describe table extended {table}").collect()
+    return next(str(row.data_type) for row in rows if row.col_name == "Location").rstrip("/")
+
+
+def committed_name(load_id: str) -> str:
+    """The name of a load's file in the landing table and in the ledger (Spark lists any name not
+    starting with `_` or `.`)."""
+    return f"load-{load_id}.parquet"
+
+
+def write_single_file(rows: DataFrame, folder: str) -> None:
+    """Write `rows` as ONE Parquet file (one task), so that one rename publishes all of them."""
+    rows.coalesce(1).write.mode("errorifexists").parquet(folder)
+
+
+def staged_file(fs: HadoopFiles, folder: str) -> str:
+    parts = [name for name in fs.children(folder) if name.endswith(".parquet") and not name.startswith((".", "_"))]
+    if len(parts) != 1:
+        raise LandingError(f"{folder}: expected one Parquet file, found {len(parts)}")
+    return f"{folder}/{parts[0]}"
+
+
+def commit_load(spark: SparkSession, load_id: str, dialect: str, rows: DataFrame, ledger: DataFrame) -> None:
+    """Stage a load's rows and ledger entries, then publish them: the rename of the rows' file
+    into the table is the commit; the ledger entries follow (or `recover_loads` moves them)."""
+    table = landing_table(dialect)
+    check_layout(spark, table)
+    places = Places.of(spark)
+    stage = f"{places.loads}/{load_id}"
+    write_single_file(ledger, f"{stage}/{LEDGER_STAGE}")
+    pause_point("ledger-staged")
+    write_single_file(rows.select(*[name for name, _ in LANDING_COLUMNS]), f"{stage}/{dialect}")
+    pause_point("staged")
+    places.fs.rename(staged_file(places.fs, f"{stage}/{dialect}"), places.committed_file(dialect, load_id))
+    pause_point("committed")
+    finish_load(places, load_id)
+    for name in (table, LEDGER_TABLE):
+        spark.catalog.refreshTable(name)
+
+
+def finish_load(places: Places, load_id: str) -> None:
+    """Move a committed load's ledger entries into the ledger (unless there already) and drop its staging."""
+    stage = f"{places.loads}/{load_id}"
+    target = f"{places.ledger}/{committed_name(load_id)}"
+    if not places.fs.exists(target):
+        places.fs.rename(staged_file(places.fs, f"{stage}/{LEDGER_STAGE}"), target)
+    pause_point("ledger-written")
+    places.fs.delete(stage)
+
+
+def recover_loads(spark: SparkSession) -> list[str]:
+    """Finish or discard the loads a killed process left staged, and say what was done.
+
+    A load whose rows' file is in its table committed: its ledger entries are moved into the
+    ledger.  Any other was never visible: its staging folder is deleted, and running the same
+    load again lands it.  Runs before a load reads the ledger; the warehouse lock
+    (cdc_unify.spark.lock_warehouse) keeps another process's load from being mistaken for one.
+    """
+    create_landing_tables(spark)
+    places = Places.of(spark)
+    done = []
+    for load_id in places.fs.children(places.loads):
+        stage = f"{places.loads}/{load_id}"
+        dialects = [name for name in places.fs.children(stage) if name in DIALECTS]
+        if any(places.fs.exists(places.committed_file(dialect, load_id)) for dialect in dialects):
+            finish_load(places, load_id)
+            done.append(f"finished interrupted load {load_id}: its rows had landed, the ledger now records them")
+        else:
+            places.fs.delete(stage)
+            done.append(f"discarded interrupted load {load_id}: none of its rows had landed")
+    if done:
+        for name in (LEDGER_TABLE, *(landing_table(dialect) for dialect in DIALECTS)):
+            spark.catalog.refreshTable(name)
+    return done
+
+
+def pause_point(name: str) -> None:
+    """Test hook: stop here until killed when env CDC_UNIFY_TEST_PAUSE_AT names this point."""
+    if os.environ.get(PAUSE_ENV) == name:
+        print(f"paused at {name} ({PAUSE_ENV})", file=sys.stderr, flush=True)
+        while True:
+            signal.pause()
 
 
 def load_files(

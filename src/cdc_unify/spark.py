@@ -2,19 +2,26 @@
 
 Locally everything lives in ONE folder (env `CDC_UNIFY_WAREHOUSE`, default `<project>/.warehouse`):
 the Parquet tables and the embedded Derby metastore that remembers them.  Derby allows one
-process per metastore, so concurrent runs need different warehouse folders.
+process per metastore, so concurrent runs need different warehouse folders: a lock file in the
+folder, taken before the JVM starts, turns a second process into one clear error line instead of
+pages of Derby stack traces (README.md, "One process per warehouse").
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import re
+import shlex
 import sys
+import threading
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from py4j.protocol import Py4JError
+from pyspark import SparkContext
 from pyspark.errors import PySparkException
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
@@ -31,6 +38,19 @@ LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
 # PySpark logs every SQL error it raises, as JSON with the whole JVM stack trace; the raised
 # exception already carries the message, so these duplicates only bury dbt's and the CLI's output.
 QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+METASTORE_URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
+LOCK_FILE = ".cdc-unify.lock"
+# A killed process's lock goes with it, but its Spark JVM exits only once it notices (stdin EOF,
+# then shutdown hooks) and holds Derby until then: a new process waits this long for it.
+JVM_EXIT_WAIT_S = 30.0
+# Open lock files of this process, by warehouse folder: held until the process ends.
+_HELD_LOCKS: dict[Path, int] = {}
+# dbt's threads open their connections at once: one takes the lock, the others find it held.
+_LOCKING = threading.Lock()
+
+
+class WarehouseInUse(RuntimeError):
+    """Another process holds the warehouse's embedded metastore; the message says which and what to do."""
 
 
 def project_root() -> Path:
@@ -100,6 +120,113 @@ def session_conf(
     return conf
 
 
+def derby_dir(conf: Mapping[str, str]) -> Path | None:
+    """The local folder whose embedded Derby metastore a session with `conf` opens; None when the
+    settings point at a metastore service or another database (which admit many processes)."""
+    match = re.fullmatch(r"jdbc:derby:;databaseName=(.+)/metastore_db;create=true", conf.get(METASTORE_URL, ""))
+    if match is None or conf.get("spark.hadoop.hive.metastore.uris") or conf.get("hive.metastore.uris"):
+        return None
+    return Path(match.group(1))
+
+
+def lock_warehouse(folder: Path, holder: str | None = None) -> int:
+    """Take the warehouse folder's lock for the rest of this process's life and return its file
+    descriptor; raise WarehouseInUse if another process holds it.
+
+    flock, not a pid file: the OS releases it when the process dies however it dies (SIGKILL
+    included), so a lock is never stale. A child given the descriptor (the SQL server) holds it
+    too, until both have exited. `holder` (default: this command line) is what a refused process
+    is told; the holder's pid comes first.
+    """
+    folder = folder.resolve()
+    with _LOCKING:
+        if folder not in _HELD_LOCKS:
+            _HELD_LOCKS[folder] = take_lock(folder)
+            record_holder(folder, holder or f"pid {os.getpid()}, {command_line()}")
+        return _HELD_LOCKS[folder]
+
+
+def take_lock(folder: Path) -> int:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise WarehouseInUse(in_use_message(folder, lock_holder(path))) from None
+    try:
+        wait_for_previous_jvm(folder, lock_fields(os.pread(fd, 4096, 0)))
+    except WarehouseInUse:
+        os.close(fd)
+        raise
+    return fd
+
+
+def record_holder(folder: Path, holder: str, jvm_pid: int | None = None) -> None:
+    """Write who holds the lock into the lock file (read by refused processes; the lock is the flock)."""
+    fd = _HELD_LOCKS[folder.resolve()]
+    text = f"holder={holder}\n" + (f"jvm={jvm_pid}\n" if jvm_pid else "")
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, text.encode(), 0)
+
+
+def release_warehouse(folder: Path) -> None:
+    """Close this process's lock descriptor (a child it was handed to keeps the lock)."""
+    fd = _HELD_LOCKS.pop(folder.resolve(), None)
+    if fd is not None:
+        os.close(fd)
+
+
+def command_line() -> str:
+    words = [Path(sys.argv[0]).name, *sys.argv[1:]] if sys.argv and sys.argv[0] else ["python"]
+    text = shlex.join(words)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def lock_fields(data: bytes) -> dict[str, str]:
+    fields = {}
+    for line in data.decode(errors="replace").splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            fields[key] = value
+    return fields
+
+
+def lock_holder(path: Path) -> str:
+    try:
+        return lock_fields(path.read_bytes()).get("holder", "")
+    except OSError:
+        return ""
+
+
+def in_use_message(folder: Path, holder: str) -> str:
+    who = f" ({holder})" if holder else ""
+    return (
+        f"the warehouse {folder} is in use by another process{who}: its embedded metastore admits one process "
+        f"at a time; wait for that process to finish or stop it, or use another warehouse ({WAREHOUSE_ENV})"
+    )
+
+
+def wait_for_previous_jvm(folder: Path, previous: Mapping[str, str]) -> None:
+    """A killed holder's Spark JVM may still be shutting down (holding Derby): wait for it to exit."""
+    pid = int(previous["jvm"]) if previous.get("jvm", "").isdigit() else None
+    deadline = time.monotonic() + JVM_EXIT_WAIT_S
+    while pid is not None and is_java_process(pid):
+        if time.monotonic() > deadline:
+            holder = f"pid {pid}, the Spark JVM of {previous.get('holder') or 'an ended process'}"
+            raise WarehouseInUse(in_use_message(folder, holder))
+        time.sleep(0.2)
+
+
+def is_java_process(pid: int) -> bool:
+    """True while `pid` runs a JVM (a recycled pid running something else is not the old holder)."""
+    try:
+        return b"java" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def env_conf(text: str) -> dict[str, str]:
     """`spark.a=1 spark.b=x` -> {"spark.a": "1", "spark.b": "x"}; a malformed entry is an error
     naming it, not a setting silently dropped."""
@@ -130,15 +257,28 @@ def get_spark(
     os.environ["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
     if not is_uri(conf["spark.sql.warehouse.dir"]):
         Path(conf["spark.sql.warehouse.dir"]).mkdir(parents=True, exist_ok=True)
+    metastore = derby_dir(conf)
+    starting = SparkContext._active_spark_context is None  # static settings (and the lock) apply
+    if starting and metastore is not None:
+        lock_warehouse(metastore)
     builder = SparkSession.builder.enableHiveSupport()
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if starting and metastore is not None:
+        record_holder(metastore, f"pid {os.getpid()}, {command_line()}", spark_jvm_pid(spark))
     spark.sparkContext.setLogLevel("ERROR")
     for name in QUERY_CONTEXT_LOGGERS:
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
     udfs.register(spark)
     return spark
+
+
+def spark_jvm_pid(spark: SparkSession) -> int | None:
+    try:
+        return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    except (AttributeError, Py4JError):
+        return None
 
 
 def spark_error_message(exc: BaseException) -> str | None:

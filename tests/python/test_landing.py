@@ -266,7 +266,9 @@ def test_duplicate_load_is_refused_unless_allowed(spark, tmp_path, feed):
 
     load_files(spark, "canal_json", feed, [copy], allow_duplicates=True)
     rows = landed(spark, "canal_json", feed)
-    assert [row["offset"] for row in rows] == [0, 0, 1, 1]
+    # The redelivered file lands again at the next offsets of the feed's log: same values, new coordinates.
+    values = [b'{"id": 1}', b'{"id": 2}']
+    assert [(row["offset"], row["value"]) for row in rows] == list(enumerate(values + values))
     assert len(ledger(spark, feed)) == 3  # canal_json twice, oms_canal_json once
 
 
@@ -353,3 +355,106 @@ def test_cli_load_prints_rows_per_file(spark, tmp_path, feed, capsys):
     code = main(["load", "--dialect", "oms_default_json", "--feed", feed, str(jsonl)])
     assert code == 1
     assert "--allow-duplicates" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- Spark: unique coordinates (issue 20)
+
+# Issue 20: two `.jsonl` files of one canal_json feed; line 0 of the first is malformed, line 0 of
+# the second a valid two-row INSERT. With offsets = line numbers both were (feed, 0, 0).
+MALFORMED = b'{"type":"INSERT","database":"d","table":"t","es":1,"ts":1,"pkNames":["id"],"data":"oops"}'
+TWO_ROW_INSERT = (
+    b'{"type":"INSERT","database":"d","table":"t","es":2,"ts":2,"pkNames":["id"],'
+    b'"mysqlType":{"id":"bigint"},"data":[{"id":"1"},{"id":"2"}]}'
+)
+
+
+def daily_files(tmp_path: Path) -> tuple[Path, Path]:
+    first, second = tmp_path / "day-1.jsonl", tmp_path / "day-2.jsonl"
+    first.write_bytes(MALFORMED + b"\n\n" + TWO_ROW_INSERT.replace(b'"1"', b'"3"') + b"\n")
+    second.write_bytes(TWO_ROW_INSERT + b"\n")
+    return first, second
+
+
+def assert_one_log(rows: list[dict], entries: list[dict], files: dict[str, bytes]) -> None:
+    """Every record has its own (topic, partition, offset), and offset - first_offset of its file's
+    ledger entry is its line number in that file (the independent oracle: the files' own lines)."""
+    coordinates = [(row["topic"], row["partition"], row["offset"]) for row in rows]
+    assert len(set(coordinates)) == len(coordinates), coordinates
+    by_offset = {row["offset"]: row["value"] for row in rows}
+    expected = {
+        entry["first_offset"] + number: line
+        for entry in entries
+        for number, line in jsonl_lines(files[Path(entry["file_path"]).name])
+    }
+    assert by_offset == expected
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("loads", ["one load", "two loads"])
+def test_jsonl_files_of_one_feed_never_share_coordinates(spark, tmp_path, feed, loads):
+    first, second = daily_files(tmp_path)
+    if loads == "one load":
+        load_files(spark, "canal_json", feed, [first, second])
+    else:
+        load_files(spark, "canal_json", feed, [first])
+        load_files(spark, "canal_json", feed, [second])
+    entries = sorted(ledger(spark, feed), key=lambda entry: entry["first_offset"])
+    # Consecutive ranges in command order, each as long as its file has lines (the empty one too).
+    assert [(Path(e["file_path"]).name, e["first_offset"], e["end_offset"]) for e in entries] == [
+        ("day-1.jsonl", 0, 3),
+        ("day-2.jsonl", 3, 4),
+    ]
+    rows = landed(spark, "canal_json", feed)
+    assert_one_log(rows, entries, {first.name: first.read_bytes(), second.name: second.read_bytes()})
+    assert {row["value"] for row in rows if row["offset"] in (0, 3)} == {MALFORMED, TWO_ROW_INSERT}
+
+
+@pytest.mark.spark
+def test_redelivered_files_get_new_coordinates_and_parquet_keeps_its_own(spark, tmp_path, feed):
+    first, second = daily_files(tmp_path)
+    load_files(spark, "canal_json", feed, [first, second])
+    # The feed's own topic name in a Kafka export: later .jsonl offsets start after its records.
+    kafka = kafka_parquet(
+        tmp_path / "export.parquet", topic=pa.array([feed] * 3), partition=pa.array([0, 0, 1], pa.int32())
+    )
+    load_files(spark, "canal_json", feed, [kafka, second, first], allow_duplicates=True)
+    entries = ledger(spark, feed)
+    placed = {(Path(e["file_path"]).name, e["first_offset"], e["end_offset"]) for e in entries}
+    # day-2 was loaded at 3, then again after the Kafka records' offsets 41 and 7 of partition 0.
+    assert placed == {
+        ("day-1.jsonl", 0, 3),
+        ("day-2.jsonl", 3, 4),
+        ("export.parquet", None, 42),
+        ("day-2.jsonl", 42, 43),
+        ("day-1.jsonl", 43, 46),
+    }
+    rows = landed(spark, "canal_json", feed)
+    coordinates = [(row["topic"], row["partition"], row["offset"]) for row in rows]
+    assert len(set(coordinates)) == len(coordinates) == 3 + 2 * (len(jsonl_lines(first.read_bytes())) + 1)
+    assert [(row["partition"], row["offset"]) for row in rows if row["key"] is not None or row["value"] is None] == [
+        (0, 41),
+        (1, 8),
+    ]
+
+
+@pytest.mark.spark
+def test_a_ledger_from_before_offsets_is_migrated_and_continues_after_the_landed_offsets(spark, tmp_path, feed):
+    """An existing warehouse: its ledger lacks first_offset/end_offset and its .jsonl offsets were
+    line numbers restarting in every file; the next load continues after the highest one."""
+    spark.sql(f"drop table {landing.LEDGER_TABLE}")
+    spark.sql(
+        f"create table {landing.LEDGER_TABLE} (`dialect` string, `feed` string, `file_sha256` string, "
+        "`file_path` string, `rows` bigint, `landed_at` timestamp) using parquet"
+    )
+    spark.sql(f"insert into {landing.LEDGER_TABLE} values ('canal_json', '{feed}', 'x', '/old.jsonl', 6, now())")
+    spark.sql(
+        f"insert into {LANDING_SCHEMA}.canal_json select '{feed}', '{feed}', 0, id, null, null, "
+        "cast('{}' as binary), now() from range(6)"
+    )
+    first, _ = daily_files(tmp_path)
+    load_files(spark, "canal_json", feed, [first])
+    assert spark.table(landing.LEDGER_TABLE).columns == [name for name, _ in landing.LEDGER_COLUMNS]
+    entries = [e for e in ledger(spark, feed) if e["file_path"] != "/old.jsonl"]
+    assert [(e["first_offset"], e["end_offset"]) for e in entries] == [(6, 9)]
+    rows = landed(spark, "canal_json", feed)
+    assert [row["offset"] for row in rows] == [0, 1, 2, 3, 4, 5, 6, 8]

@@ -192,8 +192,8 @@ def run(args: argparse.Namespace) -> int:
     from pyspark.errors import PySparkException
 
     from cdc_unify.commands.sql import exc_message, java_message
-    from cdc_unify.landing import LandingError, prepare_load
-    from cdc_unify.spark import get_spark
+    from cdc_unify.landing import LandingError, prepare_load, recover_loads
+    from cdc_unify.spark import WarehouseInUse, get_spark
 
     try:
         # Validation first: a bad command fails without starting Spark.
@@ -205,12 +205,14 @@ def run(args: argparse.Namespace) -> int:
                 check_generated(planned)
             loads = (prepare_load(p.dialect, p.feed, p.paths) for p in plan)  # read one load at a time
         spark = get_spark(warehouse=args.warehouse)
+        for done in recover_loads(spark):  # a killed load's leftovers, before the ledger is read
+            print(done)
         skip = loaded_files(spark) if args.skip_loaded else None
         if skip is not None and args.generated is not None:
             check_no_other_files(plan, skip)
         for load in loads:
             land(spark, load, args.allow_duplicates, skip)
-    except LandingError as exc:
+    except (LandingError, WarehouseInUse) as exc:
         return fail(str(exc))
     except PySparkException as exc:
         return fail(exc_message(exc))

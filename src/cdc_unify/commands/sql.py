@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from py4j.protocol import Py4JError
     from pyspark.errors import PySparkException
 
-    from cdc_unify.spark import get_spark
+    from cdc_unify.spark import WarehouseInUse, get_spark
 
     try:
         spark = get_spark(warehouse=args.warehouse)
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         result = spark.sql(args.query)
         columns = result.columns
         rows = [tuple(to_plain(value) for value in row) for row in result.collect()]
-    except (PySparkException, Py4JError) as exc:
+    except (PySparkException, Py4JError, WarehouseInUse) as exc:
         print(f"cdc-unify sql: error: {exc_message(exc)}", file=sys.stderr)
         return 1
     sys.stdout.write(render(args.format, columns, rows))

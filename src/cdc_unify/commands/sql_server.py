@@ -137,7 +137,14 @@ def spark_env(home: Path) -> dict[str, str]:
 
 
 def start(args: argparse.Namespace, files: ServerFiles) -> int:
-    from cdc_unify.spark import session_conf
+    from cdc_unify.spark import (
+        WarehouseInUse,
+        derby_dir,
+        lock_warehouse,
+        record_holder,
+        release_warehouse,
+        session_conf,
+    )
 
     running = running_pid(files)
     if running is not None:
@@ -145,6 +152,12 @@ def start(args: argparse.Namespace, files: ServerFiles) -> int:
     if port_open(args.host, args.port):
         return fail(f"{args.host}:{args.port} is already in use; choose another port (--port / SQL_SERVER_PORT)")
     conf = {**session_conf(args.master, args.warehouse), "spark.app.name": APP_NAME}
+    metastore = derby_dir(conf)
+    try:
+        # The server inherits the warehouse lock (pass_fds) and holds it until it exits.
+        locks = (lock_warehouse(metastore),) if metastore is not None else ()
+    except WarehouseInUse as exc:
+        return fail(str(exc))
     home = spark_home()
     files.root.mkdir(parents=True, exist_ok=True)
     with files.log.open("wb") as log:
@@ -156,7 +169,12 @@ def start(args: argparse.Namespace, files: ServerFiles) -> int:
             stderr=subprocess.STDOUT,
             env=spark_env(home),
             start_new_session=True,
+            pass_fds=locks,
         )
+    if metastore is not None:
+        # spark-submit execs the JVM: the server's pid is the JVM's.
+        record_holder(metastore, f"pid {process.pid}, the Spark Thrift server on port {args.port}", process.pid)
+        release_warehouse(metastore)
     files.pid.write_text(f"{process.pid}\n")
     files.port.write_text(f"{args.port}\n")
     print(f"starting the Spark Thrift server on {args.host}:{args.port} (pid {process.pid}, log {files.log}) ...")

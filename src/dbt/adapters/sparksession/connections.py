@@ -72,9 +72,13 @@ class SparkSessionConnectionManager(SparkConnectionManager):
     def open(cls, connection: Connection) -> Connection:
         # dbt-spark's session cursor calls SparkSession.builder.getOrCreate() on every query: build
         # the configured session first so that call returns it instead of a bare default session.
+        from cdc_unify.spark import WarehouseInUse
+
         credentials: Any = connection.credentials
         try:
             credentials.session()
+        except WarehouseInUse as exc:
+            raise FailedToConnectError(str(exc)) from None
         except Exception as exc:
             raise FailedToConnectError(f"could not start the Spark session: {type(exc).__name__}: {exc}") from exc
         return super().open(connection)
