@@ -159,6 +159,8 @@ message_fields as (
         lower({{ cdc_json_text("message['isDdl']") }}) as is_ddl_text,
         {{ cdc_json_text("message['database']") }} as database_text,
         {{ cdc_json_text("message['table']") }} as table_text,
+        {{ cdc_json_nested_name([('database', "message['database']"), ('table', "message['table']")]) }}
+            as nested_name,
         {{ cdc_json_text("message['sql']") }} as sql_text,
         {{ cdc_json_text("message['gtid']") }} as gtid_text,
         {{ cdc_json_text("message['es']") }} as es_text,
@@ -214,8 +216,7 @@ message_checked as (
             when message is null then 'wrong_shape'
             when not {{ cdc_json_present("message['type']") }} then 'missing_field'
             when event_kind is null then 'unknown_op'
-            when {{ cdc_json_is_nested("message['database']") }} then 'wrong_shape'
-            when {{ cdc_json_is_nested("message['table']") }} then 'wrong_shape'
+            when nested_name is not null then 'wrong_shape'
             when event_kind = 'ROW' and coalesce(database_text, '') = '' then 'missing_field'
             when event_kind = 'ROW' and coalesce(table_text, '') = '' then 'missing_field'
             when event_kind = 'ROW' and not {{ cdc_json_present('data_json') }} then 'missing_field'
@@ -243,8 +244,7 @@ message_checked as (
             when message is null then 'the element is not a JSON object'
             when not {{ cdc_json_present("message['type']") }} then 'type is missing'
             when event_kind is null then concat('type ', canal_type, ' is not a Canal EventType')
-            when {{ cdc_json_is_nested("message['database']") }} then 'database is a JSON object/array, not a name'
-            when {{ cdc_json_is_nested("message['table']") }} then 'table is a JSON object/array, not a name'
+            when nested_name is not null then concat(nested_name, ' is a JSON object/array, not a name')
             when event_kind = 'ROW' and coalesce(database_text, '') = '' then 'database is missing'
             when event_kind = 'ROW' and coalesce(table_text, '') = '' then 'table is missing'
             when event_kind = 'ROW' and not {{ cdc_json_present('data_json') }} then concat('data is missing for ', canal_type)

@@ -46,6 +46,8 @@ metadata as (
         record_type in ('INSERT', 'UPDATE', 'ROW') as needs_after,
         {{ cdc_json_text("meta['db']") }} as db,
         {{ cdc_json_text("meta['table_name']") }} as meta_table_name,
+        {{ cdc_json_nested_name([('allMetaData.db', "meta['db']"), ('allMetaData.table_name', "meta['table_name']")]) }}
+            as nested_name,
         {{ cdc_json_text("meta['dbType']") }} as db_type,
         {{ cdc_json_text("meta['record_primary_key']") }} as record_primary_key,
         {{ cdc_json_text("meta['record_primary_value']") }} as record_primary_value,
@@ -122,6 +124,7 @@ checked as (
             when record_type not in ('INSERT', 'UPDATE', 'DELETE', 'ROW', 'DDL', 'HEARTBEAT') then 'unknown_op'
             when not {{ cdc_json_present('meta_json') }} then 'missing_field'
             when meta is null then 'wrong_shape'
+            when nested_name is not null then 'wrong_shape'
             when row_op is not null and coalesce(db, '') = '' then 'missing_field'
             when row_op is not null and coalesce(meta_table_name, '') = '' then 'missing_field'
             when needs_before and not {{ cdc_json_present('prev_json') }} then 'missing_field'
@@ -150,6 +153,7 @@ checked as (
                 then concat('recordType ', record_type, ' is not INSERT, UPDATE, DELETE, ROW, DDL or HEARTBEAT')
             when not {{ cdc_json_present('meta_json') }} then 'allMetaData is missing'
             when meta is null then 'allMetaData is not an object'
+            when nested_name is not null then concat(nested_name, ' is a JSON object/array, not a name')
             when row_op is not null and coalesce(db, '') = '' then 'allMetaData.db is missing'
             when row_op is not null and coalesce(meta_table_name, '') = '' then 'allMetaData.table_name is missing'
             when needs_before and not {{ cdc_json_present('prev_json') }}

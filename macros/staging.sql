@@ -144,6 +144,17 @@ json_documents as (
     coalesce(substr(schema_of_variant({{ variant }}), 1, 5) in ('OBJEC', 'ARRAY'), false)
 {%- endmacro %}
 
+{% macro cdc_json_nested_name(fields) -%}
+    {#- The first of `fields` (a list of (field name, variant) pairs: the name fields of a message) that is
+        a JSON object or array, null when none is: cdc_json_text would read `["t"]` as a table named
+        `["t"]`, so the message is wrong_shape. -#}
+    case
+    {%- for name, variant in fields %}
+        when {{ cdc_json_is_nested(variant) }} then '{{ name }}'
+    {%- endfor %}
+    end
+{%- endmacro %}
+
 {% macro cdc_json_object(variant) -%}
     {#- A JSON object as map<string,variant>; null for anything else. -#}
     try_variant_get({{ variant }}, '$', 'map<string, variant>')

@@ -32,7 +32,12 @@ message_fields as (
         {{ cdc_json_text("message['table']") }} as ddl_table,
         {{ cdc_json_text("message['sql']") }} as sql_text,
         {{ cdc_json_text("message['es']") }} as es_text,
-        {{ cdc_json_text("message['ts']") }} as ts_text
+        {{ cdc_json_text("message['ts']") }} as ts_text,
+        case
+            when map_contains_key(message, 'TYPE')
+                then {{ cdc_json_nested_name([('DATABASE', "message['DATABASE']"), ('TABLE', "message['TABLE']")]) }}
+            else {{ cdc_json_nested_name([('database', "message['database']"), ('table', "message['table']")]) }}
+        end as nested_name
     from json_documents
 ),
 
@@ -87,6 +92,7 @@ checked as (
             when not is_format_one and not is_canal then 'missing_field'
             when is_format_one and not {{ cdc_json_present("message['TYPE']") }} then 'missing_field'
             when is_format_one and row_op is null then 'unknown_op'
+            when is_format_one and nested_name is not null then 'wrong_shape'
             when is_format_one and coalesce(dml_database, '') = '' then 'missing_field'
             when is_format_one and coalesce(dml_table, '') = '' then 'missing_field'
             when is_format_one and time_text is null then 'missing_field'
@@ -100,6 +106,7 @@ checked as (
             when needs_old and old_nested != '' then 'invalid_value'
             when not is_format_one and not {{ cdc_json_present("message['type']") }} then 'missing_field'
             when not is_format_one and ddl_op is null then 'unknown_op'
+            when not is_format_one and nested_name is not null then 'wrong_shape'
             when not is_format_one and sql_text is null then 'missing_field'
             when not is_format_one and es_text is null then 'missing_field'
             when not is_format_one and es_timestamp is null then 'invalid_timestamp'
@@ -114,6 +121,8 @@ checked as (
                 then 'neither TYPE (format one DML) nor type (Canal-shaped DDL) is present'
             when is_format_one and not {{ cdc_json_present("message['TYPE']") }} then 'TYPE is null'
             when is_format_one and row_op is null then concat('TYPE ', type_code, ' is not I, U or D')
+            when is_format_one and nested_name is not null
+                then concat(nested_name, ' is a JSON object/array, not a name')
             when is_format_one and coalesce(dml_database, '') = '' then 'DATABASE is missing'
             when is_format_one and coalesce(dml_table, '') = '' then 'TABLE is missing'
             when is_format_one and time_text is null then 'TIME is missing'
@@ -133,6 +142,8 @@ checked as (
             when not is_format_one and not {{ cdc_json_present("message['type']") }} then 'type is null'
             when not is_format_one and ddl_op is null
                 then concat('type ', canal_type, ' is not a Canal DDL type (format one carries the DML)')
+            when not is_format_one and nested_name is not null
+                then concat(nested_name, ' is a JSON object/array, not a name')
             when not is_format_one and sql_text is null then concat('sql is missing for DDL type ', canal_type)
             when not is_format_one and es_text is null then 'es (execution time) is missing'
             when not is_format_one and es_timestamp is null

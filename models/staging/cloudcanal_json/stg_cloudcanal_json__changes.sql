@@ -17,10 +17,15 @@ fields as (
         *,
         try_variant_get(message['action'], '$', 'string') as action,
         coalesce(try_variant_get(message['entryType'], '$', 'string'), 'ROWDATA') as entry_type,
-        try_variant_get(message['isDdl'], '$', 'boolean') as is_ddl_flag,
+        {#- Only a JSON boolean: try_variant_get would also read the text "no" (or "1") as one. -#}
+        case when schema_of_variant(message['isDdl']) = 'BOOLEAN' then variant_get(message['isDdl'], '$', 'boolean') end
+            as is_ddl_flag,
         nullif(try_variant_get(message['db'], '$', 'string'), '') as db,
         nullif(try_variant_get(message['schema'], '$', 'string'), '') as schema_text,
         nullif(try_variant_get(message['table'], '$', 'string'), '') as table_text,
+        {{ cdc_json_nested_name([
+            ('db', "message['db']"), ('schema', "message['schema']"), ('table', "message['table']")
+        ]) }} as nested_name,
         nullif(trim(try_variant_get(message['sql'], '$', 'string')), '') as sql_text,
         try_variant_get(message['execTs'], '$', 'string') as exec_ts_text,
         try_variant_get(message['sendTs'], '$', 'string') as send_ts_text,
@@ -77,12 +82,14 @@ checked as (
             when not is_utf8 then 'invalid_utf8'
             when not is_json then 'invalid_json'
             when message is null then 'wrong_shape'
+            {#- isDdl and the names first: `described` names these two, the other shape errors share one detail -#}
+            when has_is_ddl and is_ddl_flag is null then 'wrong_shape'
+            when nested_name is not null then 'wrong_shape'
             when has_data and (data_rows is null or exists(data_rows, r -> r is null)) then 'wrong_shape'
             when has_before and (before_rows is null or exists(before_rows, r -> r is null)) then 'wrong_shape'
             when has_db_val_type and db_val_type is null then 'wrong_shape'
             when has_jdbc_type and jdbc_type is null then 'wrong_shape'
             when has_pks and (pks is null or exists(pks, k -> k is null)) then 'wrong_shape'
-            when has_is_ddl and is_ddl_flag is null then 'wrong_shape'
             when has_table_changes and table_changes is null then 'wrong_shape'
             when has_ddl_columns and (
                     ddl_columns is null
@@ -113,9 +120,16 @@ described as (
             when 'invalid_json' then 'the value is not JSON (or repeats a key)'
             when 'wrong_shape'
                 then
-                    'not a CloudCanal message: the value must be a JSON object whose data/before are lists of objects'
-                    || ' (before as long as data), dbValType/jdbcType objects, pks a list of names, isDdl a boolean'
-                    || ' and tableChanges.table.columns distinct named columns'
+                    case
+                        when has_is_ddl and is_ddl_flag is null
+                            then concat('isDdl ', to_json(message['isDdl']), ' is not a JSON boolean')
+                        when nested_name is not null
+                            then concat(nested_name, ' is a JSON object/array, not a name')
+                        else
+                            'not a CloudCanal message: the value must be a JSON object whose data/before are lists'
+                            || ' of objects (before as long as data), dbValType/jdbcType objects, pks a list of names'
+                            || ' and tableChanges.table.columns distinct named columns'
+                    end
             when 'unknown_op'
                 then
                     concat(

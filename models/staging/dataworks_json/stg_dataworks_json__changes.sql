@@ -32,12 +32,24 @@ exact_text as (
     from texts
 ),
 
+documents as (
+    select
+        *,
+        try_parse_json(exact_json) as document
+    from exact_text
+),
+
 json_checked as (
     select
         *,
-        try_parse_json(exact_json) is not null as is_json,
-        json_object_keys(exact_json) is not null as is_object
-    from exact_text
+        document is not null as is_json,
+        json_object_keys(exact_json) is not null as is_object,
+        {{ cdc_json_nested_name([
+            ('schema.source.dbName', "try_variant_get(document, '$.schema.source.dbName', 'variant')"),
+            ('schema.source.schemaName', "try_variant_get(document, '$.schema.source.schemaName', 'variant')"),
+            ('schema.source.tableName', "try_variant_get(document, '$.schema.source.tableName', 'variant')")
+        ]) }} as nested_name
+    from documents
 ),
 
 parsed as (
@@ -162,6 +174,10 @@ checked as (
                     )
             when get_json_object(exact_json, '$.schema.dataColumn') is not null and msg['schema']['dataColumn'] is null
                 then named_struct('code', 'wrong_shape', 'detail', 'schema.dataColumn is not a list of {name, type}')
+            when nested_name is not null
+                then named_struct(
+                        'code', 'wrong_shape', 'detail', concat(nested_name, ' is a JSON object/array, not a name')
+                    )
             when
                 op_kind = 'ROW'
                 and (msg['schema']['source']['dbName'] is null or msg['schema']['source']['tableName'] is null)
