@@ -478,14 +478,17 @@ def commit_load(spark: SparkSession, load_id: str, dialect: str, rows: DataFrame
         spark.catalog.refreshTable(name)
 
 
-def finish_load(places: Places, load_id: str) -> None:
-    """Move a committed load's ledger entries into the ledger (unless there already) and drop its staging."""
+def finish_load(places: Places, load_id: str) -> bool:
+    """Move a committed load's ledger entries into the ledger and drop its staging; False if the
+    entries were there already (the load was killed while cleaning up)."""
     stage = f"{places.loads}/{load_id}"
     target = f"{places.ledger}/{committed_name(load_id)}"
-    if not places.fs.exists(target):
+    moved = not places.fs.exists(target)
+    if moved:
         places.fs.rename(staged_file(places.fs, f"{stage}/{LEDGER_STAGE}"), target)
     pause_point("ledger-written")
     places.fs.delete(stage)
+    return moved
 
 
 def recover_loads(spark: SparkSession) -> list[str]:
@@ -503,8 +506,10 @@ def recover_loads(spark: SparkSession) -> list[str]:
         stage = f"{places.loads}/{load_id}"
         dialects = [name for name in places.fs.children(stage) if name in DIALECTS]
         if any(places.fs.exists(places.committed_file(dialect, load_id)) for dialect in dialects):
-            finish_load(places, load_id)
-            done.append(f"finished interrupted load {load_id}: its rows had landed, the ledger now records them")
+            if finish_load(places, load_id):
+                done.append(f"finished interrupted load {load_id}: its rows had landed, the ledger now records them")
+            else:
+                done.append(f"removed the staging folder of load {load_id} (it had completed)")
         else:
             places.fs.delete(stage)
             done.append(f"discarded interrupted load {load_id}: none of its rows had landed")
