@@ -16,8 +16,10 @@ import math
 import random
 import re
 import struct
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import jinja2
 import pyarrow as pa
@@ -28,6 +30,7 @@ from pyspark.sql import functions as F
 
 from cdc_unify import canonical, landing
 from cdc_unify.generator.encoders.canal_json import CanalJsonEncoder
+from cdc_unify.generator.encoders.debezium_json import decimal_wire
 from cdc_unify.generator.model import Column, Position, SourceChange, TableSchema, Transaction, Workload
 from cdc_unify.generator.run import generate
 from cdc_unify.generator.workload import ALL_TYPES, CUSTOMERS, CUSTOMERS_NEW_COLUMN, ORDER_ITEMS
@@ -245,6 +248,119 @@ def test_dates_cast_only_from_iso_text_of_years_1_to_9999(text: str, spark_type:
     cast = call_macro("cdc_typed_cast", "t.v", spark_type, spark_type)
     literal = call_macro("cdc_string_literal", text)
     assert spark_session().sql(f"select {cast} as x from values ({literal}) as t(v)").first()["x"] == expected
+
+
+def _shanghai_fold0(wall: str) -> int:
+    """Epoch micros of a Shanghai wall clock, the earlier instant in a DST overlap (fold 0)."""
+    local = dt.datetime.fromisoformat(wall).replace(tzinfo=ZoneInfo("Asia/Shanghai"))
+    return (local - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
+
+
+def _micros(value: dt.datetime) -> int:
+    return (value - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
+
+
+# (text, dialect, spark type, logical type, epoch unit, expected): the forms each dialect sends
+# without types (the generator's encoders write them), the ambiguous texts, and bad values that
+# must stay failed casts (None). Timestamps are compared as epoch micros, intervals as Spark text.
+_D = Decimal
+DIALECT_CASTS = [
+    ("12.50", "oms_default_json", "decimal(12,2)", "decimal(12,2)", None, _D("12.5")),
+    ("1.2E-8", "oms_default_json", "decimal(38,10)", "decimal(38,10)", None, _D("1.2E-8")),
+    ("0E-10", "oms_shareplex_json", "decimal(38,10)", "decimal(38,10)", None, _D(0)),
+    ("1.23E-1", "oms_default_json", "decimal(12,2)", "decimal(12,2)", None, None),  # 3 fraction digits
+    ("12.345", "canal_json", "decimal(12,2)", "decimal(12,2)", None, None),
+    (decimal_wire(_D("1234.56"), 2), "debezium_json", "decimal(12,2)", "decimal(12,2)", None, _D("1234.56")),
+    (decimal_wire(_D("-0.01"), 2), "debezium_json", "decimal(12,2)", "decimal(12,2)", None, _D("-0.01")),
+    (decimal_wire(_D("-9999999999.99"), 2), "debezium_json", "decimal(12,2)", "decimal(12,2)", None, _D("-9999999999.99")),
+    (decimal_wire(_D(2**64 - 1), 0), "debezium_json", "decimal(20,0)", "ubigint", None, _D(2**64 - 1)),
+    (decimal_wire(_D("-" + "9" * 28 + "." + "9" * 10), 10), "debezium_json", "decimal(38,10)", "decimal(38,10)", None,
+     _D("-" + "9" * 28 + "." + "9" * 10)),
+    (decimal_wire(_D("0.125"), 3), "debezium_json", "decimal(5,3)", "decimal(10,3)", None, _D("0.125")),
+    ("51.05", "debezium_json", "decimal(12,2)", "decimal(12,2)", None, _D("51.05")),  # with its schema: canonical
+    # Ambiguous: digits only are canonical text of a message with schema and base64 of one without: the number.
+    ("1234", "debezium_json", "decimal(12,2)", "decimal(12,2)", None, _D(1234)),
+    ("AeJA", "canal_json", "decimal(12,2)", "decimal(12,2)", None, None),  # base64 only from Debezium
+    ("13456", "debezium_json", "date", "date", None, dt.date(2006, 11, 4)),
+    ("-719162", "debezium_json", "date", "date", None, dt.date(1, 1, 1)),
+    ("2932897", "debezium_json", "date", "date", None, None),  # year 10000
+    ("13456", "canal_json", "date", "date", None, None),
+    ("2006-11-03T16:00:00Z", "dataworks_json", "date", "date", None, dt.date(2006, 11, 4)),
+    ("2006-11-03T16:00:00Z", "canal_json", "date", "date", None, None),
+    ("1332193818652788", "debezium_json", "timestamp_ntz", "datetime", "us", dt.datetime(2012, 3, 19, 21, 50, 18, 652788)),
+    ("1332193818652", "debezium_json", "timestamp_ntz", "datetime", "ms", dt.datetime(2012, 3, 19, 21, 50, 18, 652000)),
+    ("1332193818652788", "debezium_json", "timestamp_ntz", "datetime", None, None),  # unit unknown
+    ("2012-03-19T13:50:18.652Z", "dataworks_json", "timestamp_ntz", "datetime", None, dt.datetime(2012, 3, 19, 21, 50, 18, 652000)),
+    ("2012-03-19 21:50:18.652000", "ckafka_json", "timestamp_ntz", "datetime", None, dt.datetime(2012, 3, 19, 21, 50, 18, 652000)),
+    ("1550578552.528641", "oms_default_json", "timestamp", "timestamp", None, 1550578552528641),
+    ("-1.5", "oms_shareplex_json", "timestamp", "timestamp", None, -1500000),
+    ("1550578552.528641", "canal_json", "timestamp", "timestamp", None, None),
+    ("2024-01-01 08:00:00.5", "ckafka_json", "timestamp", "timestamp", None, _shanghai_fold0("2024-01-01 08:00:00.5")),
+    # A wall clock of the hour Shanghai repeated on 1990-09-16: the earlier instant.
+    ("1990-09-16 01:30:00", "ckafka_json", "timestamp", "timestamp", None, _shanghai_fold0("1990-09-16 01:30:00")),
+    ("2024-01-01 08:00:00.5", "oms_default_json", "timestamp", "timestamp", None, None),  # OMS sends epoch seconds
+    ("2020-11-25T00:01:02.012345+08:00[Asia/Shanghai]", "ckafka_json", "timestamp", "zoned_datetime", None,
+     _micros(dt.datetime(2020, 11, 24, 16, 1, 2, 12345, tzinfo=dt.UTC))),
+    ("2020-11-25 00:01:02.5 Asia/Kolkata", "oms_default_json", "timestamp", "zoned_datetime", None,
+     _micros(dt.datetime(2020, 11, 24, 18, 31, 2, 500000, tzinfo=dt.UTC))),
+    ("1999-05-08T11:03:53.210026+05:30", "debezium_json", "timestamp", "zoned_datetime", None,
+     _micros(dt.datetime(1999, 5, 8, 5, 33, 53, 210026, tzinfo=dt.UTC))),
+    ("P-1Y-2M0DT0H0M0S", "debezium_json", "interval year to month", "interval_ym", None, "INTERVAL '-1-2' YEAR TO MONTH"),
+    ("INTERVAL '-1-2' YEAR TO MONTH", "oms_default_json", "interval year to month", "interval_ym", None,
+     "INTERVAL '-1-2' YEAR TO MONTH"),
+    ("INTERVAL '5' YEAR", "oms_default_json", "interval year to month", "interval_ym", None, "INTERVAL '5-0' YEAR TO MONTH"),
+    ("+01-02", "dataworks_json", "interval year to month", "interval_ym", None, "INTERVAL '1-2' YEAR TO MONTH"),
+    ("5", "oms_default_json", "interval year to month", "interval_ym", None, None),
+    ("P0Y0M-1DT-2H-3M-4.5S", "debezium_json", "interval day to second", "interval_ds", None,
+     "INTERVAL '-1 02:03:04.5' DAY TO SECOND"),
+    ("INTERVAL '-1 02:03:04.5' DAY TO SECOND", "oms_default_json", "interval day to second", "interval_ds", None,
+     "INTERVAL '-1 02:03:04.5' DAY TO SECOND"),
+    ("INTERVAL '5' DAY", "oms_shareplex_json", "interval day to second", "interval_ds", None,
+     "INTERVAL '5 00:00:00' DAY TO SECOND"),
+    ("+03 04:05:06.500000", "dataworks_json", "interval day to second", "interval_ds", None,
+     "INTERVAL '3 04:05:06.5' DAY TO SECOND"),
+    ("3723000001", "debezium_json", "string", "time", None, "01:02:03.000001"),
+    ("-3023999000000", "debezium_json", "string", "time", None, "-839:59:59"),
+    ("15:56:12.000000", "ckafka_json", "string", "time", None, "15:56:12"),
+    ("15:56:12.500", "canal_json", "string", "time", None, "15:56:12.5"),
+]
+
+
+def _comparable_sql(expression: str, spark_type: str) -> str:
+    if spark_type == "timestamp":
+        return f"unix_micros({expression})"
+    return f"cast({expression} as string)" if spark_type.startswith("interval") else expression
+
+
+@pytest.mark.spark
+def test_each_dialects_encodings_cast_exactly_and_bad_values_fail() -> None:
+    """Every case in one Spark query: the cast of each text as its dialect sends it."""
+    selects = []
+    for n, (text, dialect, spark_type, logical, unit, _) in enumerate(DIALECT_CASTS):
+        cast = call_macro(
+            "cdc_typed_cast",
+            call_macro("cdc_string_literal", text),
+            spark_type,
+            logical,
+            call_macro("cdc_string_literal", dialect),
+            unit,
+            dbt_vars={"source_time_zone": "Asia/Shanghai"},
+        )
+        selects.append(f"{_comparable_sql(cast, spark_type)} as c{n}")
+    row = spark_session().sql("select " + ",\n".join(selects)).first()
+    got = {case[:2]: row[f"c{n}"] for n, case in enumerate(DIALECT_CASTS)}
+    assert got == {case[:2]: case[-1] for case in DIALECT_CASTS}
+
+
+@pytest.mark.parametrize(
+    ("text", "zone"),
+    [("2020-11-25T00:01:02Z[Asia/Shanghai]", "Asia/Shanghai"), ("2020-11-25 00:01:02.5 Asia/Kolkata", "Asia/Kolkata"),
+     ("1999-05-08T11:03:53+05:30", None)],
+)
+@pytest.mark.spark
+def test_the_zone_companion_reads_both_zoned_forms(text: str, zone: str | None) -> None:
+    expression = call_macro("cdc_typed_zone", call_macro("cdc_string_literal", text))
+    assert spark_session().sql(f"select {expression} as z").first()["z"] == zone
 
 
 # ---------------------------------------------------------------- Spark: the pipeline
