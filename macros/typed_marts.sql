@@ -446,7 +446,8 @@
                 min(primary_key_ordinal) as key_ordinal,
                 min(first_seen_ts) as first_seen_ts,
                 max_by(column_source_type, struct(last_seen_ts, last_seen_sequence, column_source_type)) filter (
-                    where column_source_type rlike '(?i)^(io[.]debezium[.]time[.](micro)?timestamp$|datetime)'
+                    where {{ cdc_typed_sends('connect_schemaless', 'dialect') }}
+                    and column_source_type rlike '(?i)^(io[.]debezium[.]time[.](micro)?timestamp$|datetime)'
                 ) as datetime_source_type
             from entity_registry
             group by column_name
