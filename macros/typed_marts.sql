@@ -164,7 +164,8 @@
         beyond the type's range (Spark gives Infinity).
     -#}
     {%- set decimal = modules.re.match('^decimal[(]([0-9]+),([0-9]+)[)]$', spark_type) -%}
-    {%- set source = modules.re.match('^(?:decimal[(][0-9]+,([0-9]+)[)]|(ubigint))$', (logical_type or '') | lower | replace(' ', '')) -%}
+    {%- set logical = (logical_type or '') | lower | replace(' ', '') -%}
+    {%- set source = modules.re.match('^(?:decimal[(][0-9]+,([0-9]+)[)]|(ubigint))$', logical) -%}
     {%- set t = '__t' -%}
     {%- if spark_type == 'string' and (logical_type or '') | lower != 'time' -%}
         {{ return(text) }}
@@ -212,9 +213,9 @@
         null when it has more significant fraction digits than `scale` (Spark would round).
     -#}
     {%- set pattern = "'^[+-]?([0-9]*)(?:[.]([0-9]*))?(?:[eE]([+-]?[0-9]{1,6}))?$'" -%}
-    {%- set parts = 'named_struct(' ~ "'digits', concat(regexp_extract(" ~ text ~ ', ' ~ pattern ~ ', 1), regexp_extract('
-        ~ text ~ ', ' ~ pattern ~ ", 2)), 'fraction', length(regexp_extract(" ~ text ~ ', ' ~ pattern ~ ', 2))'
-        ~ " - cast(coalesce(nullif(regexp_extract(" ~ text ~ ', ' ~ pattern ~ ", 3), ''), '0') as int))" -%}
+    {%- set group = 'regexp_extract(' ~ text ~ ', ' ~ pattern ~ ', ' -%}
+    {%- set parts = "named_struct('digits', concat(" ~ group ~ '1), ' ~ group ~ "2)), 'fraction', length("
+        ~ group ~ "2)) - cast(coalesce(nullif(" ~ group ~ "3), ''), '0') as int))" -%}
     {%- set significant = "trim(trailing '0' from __p.digits)" -%}
     case
         when {{ text }} rlike {{ pattern }} and {{ cdc_typed_let(parts, '__p',
@@ -258,19 +259,25 @@
     {%- set zone = cdc_string_literal(var('source_time_zone')) -%}
     {%- set epoch = "timestamp_ntz '1970-01-01 00:00:00'" -%}
     {%- set limits = {'ms': (-62135596800000, 253402300799999), 'us': (-62135596800000000, 253402300799999999)} -%}
+    {%- set numeric = 'try_cast(' ~ text ~ (' as int)' if spark_type == 'date' else ' as bigint)') -%}
+    {%- if spark_type == 'date' -%}
+        {%- set from_epoch = 'date_from_unix_date(' ~ numeric ~ ')' -%}
+        {%- set low, high = (-719162, 2932896) -%}
+    {%- elif epoch_unit in limits -%}
+        {%- set from_epoch = 'timestampadd(' ~ ('MILLISECOND' if epoch_unit == 'ms' else 'MICROSECOND') ~ ', '
+            ~ numeric ~ ', ' ~ epoch ~ ')' -%}
+        {%- set low, high = limits[epoch_unit] -%}
+    {%- else -%}
+        {%- set from_epoch, low, high = ('null', 0, -1) -%}
+    {%- endif -%}
     case
         when {{ cdc_typed_sends('instant_for_wall_clock', dialect) }} and {{ text }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}T.*Z$'
             then cast(convert_timezone('UTC', {{ zone }}, try_cast(left({{ text }}, length({{ text }}) - 1) as timestamp_ntz))
                 as {{ spark_type }})
-        when {{ text }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9:.]*)?$' then try_cast({{ text }} as {{ spark_type }})
-        {%- if spark_type == 'date' %}
-        when {{ cdc_typed_sends('connect_schemaless', dialect) }} and try_cast({{ text }} as int) between -719162 and 2932896
-            then date_from_unix_date(try_cast({{ text }} as int))
-        {%- elif epoch_unit in limits %}
-        when {{ cdc_typed_sends('connect_schemaless', dialect) }}
-            and try_cast({{ text }} as bigint) between {{ limits[epoch_unit][0] }} and {{ limits[epoch_unit][1] }}
-            then timestampadd({{ 'MILLISECOND' if epoch_unit == 'ms' else 'MICROSECOND' }}, try_cast({{ text }} as bigint), {{ epoch }})
-        {%- endif %}
+        when {{ text }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9:.]*)?$'
+            then try_cast({{ text }} as {{ spark_type }})
+        when {{ cdc_typed_sends('connect_schemaless', dialect) }} and {{ numeric }} between {{ low }} and {{ high }}
+            then {{ from_epoch }}
     end
 {%- endmacro %}
 
@@ -335,7 +342,8 @@
         `INTERVAL '-1-2' YEAR TO MONTH`, `INTERVAL '5' YEAR`, `+01-02` (OMS, DataWorks). At most 8
         digits per part keeps make_ym_interval inside Spark's range (ANSI would abort the query).
     -#}
-    {%- set iso = "'^(-?)P(?:(-?[0-9]{1,8})Y)?(?:(-?[0-9]{1,8})M)?(?:-?0+D)?(?:T(?:-?0+H)?(?:-?0+M)?(?:-?0+(?:[.]0+)?S)?)?$'" -%}
+    {%- set iso = "'^(-?)P(?:(-?[0-9]{1,8})Y)?(?:(-?[0-9]{1,8})M)?"
+        ~ "(?:-?0+D)?(?:T(?:-?0+H)?(?:-?0+M)?(?:-?0+(?:[.]0+)?S)?)?$'" -%}
     {%- set sql = "'^(?:INTERVAL .)?([+-]?)([0-9]{1,8})(?:-([0-9]{1,2}))?(?:. YEAR(?: TO MONTH)?)?$'" -%}
     {%- set core = "'^(INTERVAL .[+-]?[0-9]+(-[0-9]+)?. YEAR( TO MONTH)?|[+-][0-9]+-[0-9]+)$'" -%}
     case
@@ -362,7 +370,8 @@
     -#}
     {%- set iso = "'^(-?)P(?:-?0+Y)?(?:-?0+M)?(?:(-?[0-9]{1,8})D)?"
         ~ "(?:T(?:(-?[0-9]{1,8})H)?(?:(-?[0-9]{1,8})M)?(?:(-?[0-9]{1,8})(?:[.]([0-9]{1,9}))?S)?)?$'" -%}
-    {%- set sql = "'^(?:INTERVAL .)?([+-]?)([0-9]{1,8})(?: ([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:[.]([0-9]{1,9}))?)?(?:. DAY(?: TO SECOND)?)?$'" -%}
+    {%- set sql = "'^(?:INTERVAL .)?([+-]?)([0-9]{1,8})"
+        ~ "(?: ([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:[.]([0-9]{1,9}))?)?(?:. DAY(?: TO SECOND)?)?$'" -%}
     {%- set core = "'^(INTERVAL .[+-]?[0-9]+( [0-9:.]+)?. DAY( TO SECOND)?|[+-][0-9]+ [0-9:.]+)$'" -%}
     case
         when {{ text }} rlike {{ iso }} and {{ text }} rlike '[0-9]' and not {{ text }} rlike 'T$'
@@ -376,7 +385,9 @@
     {#- make_dt_interval of the pattern's groups: days, hours, minutes, (signed) seconds, fraction digits. -#}
     {%- set part = [] -%}
     {%- for group in groups -%}
-        {%- do part.append("coalesce(nullif(regexp_extract(" ~ text ~ ", " ~ pattern ~ ", " ~ group ~ "), ''), '0')") -%}
+        {%- do part.append(
+            "coalesce(nullif(regexp_extract(" ~ text ~ ", " ~ pattern ~ ", " ~ group ~ "), ''), '0')"
+        ) -%}
     {%- endfor -%}
     make_dt_interval(
         cast({{ part[0] }} as int),
