@@ -126,83 +126,275 @@
     }.get(logical, 'string')) }}
 {%- endmacro %}
 
-{% macro cdc_typed_cast(text, spark_type, logical_type) -%}
+{% macro cdc_typed_dialect_encodings() -%}
     {#-
-        Canonical text -> spark_type, null when the text does not hold a value of that type (the
-        caller counts those). Where Spark would change a value instead of failing, the cast fails:
-        a decimal with more significant fraction digits than the scale (Spark rounds), a finite
-        float/double text beyond the type's range (Spark gives Infinity).
+        The dialects whose values of a type arrive in another form than the canonical text,
+        per form (docs/typed-marts.md, "Encodings per dialect"; the generator's encoders write
+        them). A form is read only from the dialects named here: elsewhere such a text is a
+        failed cast.
+    -#}
+    {{ return({
+        'epoch_seconds': ['oms_default_json', 'oms_shareplex_json'],
+        'zone_id_wall_clock': ['oms_default_json', 'oms_shareplex_json'],
+        'source_wall_clock': ['ckafka_json'],
+        'instant_for_wall_clock': ['dataworks_json'],
+        'connect_schemaless': ['debezium_json'],
+    }) }}
+{%- endmacro %}
+
+{% macro cdc_typed_sends(form, dialect) -%}
+    {#- SQL: the row's dialect (the SQL expression `dialect`) sends values in this form. -#}
+    ({{ dialect }} in ('{{ cdc_typed_dialect_encodings()[form] | join("', '") }}'))
+{%- endmacro %}
+
+{% macro cdc_typed_let(value, name, body) -%}
+    {#- `body` with `name` bound to `value`, computed once: Spark SQL has no LET, a one-element
+        transform is one. Keeps the generated SQL short (a view's text must fit the metastore). -#}
+    transform(array({{ value }}), {{ name }} -> {{ body }})[0]
+{%- endmacro %}
+
+{% macro cdc_typed_cast(text, spark_type, logical_type, dialect='null', epoch_unit=none) -%}
+    {#-
+        The text of a column of logical_type, sent by `dialect` (SQL expression, the row's
+        dialect) -> spark_type; null when the text does not hold a value of that type (the caller
+        counts those). Canonical text casts for every dialect; the other forms a dialect sends
+        without type information (cdc_typed_dialect_encodings) only for that dialect. Where
+        Spark would change a value instead of failing, the cast fails: a decimal with more
+        significant fraction digits than the scale (Spark rounds), a finite float/double text
+        beyond the type's range (Spark gives Infinity).
     -#}
     {%- set decimal = modules.re.match('^decimal[(]([0-9]+),([0-9]+)[)]$', spark_type) -%}
-    {%- if spark_type == 'string' -%}
-        {{ text }}
+    {%- set logical = (logical_type or '') | lower | replace(' ', '') -%}
+    {%- set source = modules.re.match('^(?:decimal[(][0-9]+,([0-9]+)[)]|(ubigint))$', logical) -%}
+    {%- set t = '__t' -%}
+    {%- if spark_type == 'string' and (logical_type or '') | lower != 'time' -%}
+        {{ return(text) }}
     {%- elif spark_type == 'binary' -%}
-        try_to_binary({{ text }}, 'base64')
+        {{ return('try_to_binary(' ~ text ~ ", 'base64')") }}
+    {%- elif spark_type == 'string' -%}
+        {%- set body = cdc_typed_time_text(t, dialect) -%}
+    {%- elif decimal and source -%}
+        {%- set body -%}
+            case
+                when {{ cdc_typed_sends('connect_schemaless', dialect) }} and not {{ t }} rlike '^-?[0-9]+([.][0-9]+)?$'
+                    then {{ cdc_typed_let(cdc_typed_unscaled_base64(t, (source.group(1) or 0) | int), '__b',
+                        cdc_typed_exact_decimal('__b', spark_type, decimal.group(2) | int)) }}
+                else {{ cdc_typed_exact_decimal(t, spark_type, decimal.group(2) | int) }}
+            end
+        {%- endset -%}
     {%- elif decimal -%}
-        {%- set within_scale = '[0-9]{' ~ decimal.group(2) ~ '}' -%}
-        case
-            when trim({{ text }}) rlike '^[+-]?[0-9]*[.]{{ within_scale }}[0-9]*[1-9][0-9]*$' then null
-            else try_cast({{ text }} as {{ spark_type }})
-        end
+        {%- set body = cdc_typed_exact_decimal(t, spark_type, decimal.group(2) | int) -%}
     {%- elif spark_type in ('float', 'double') -%}
-        case
-            when
-                abs(try_cast({{ text }} as {{ spark_type }})) = cast('Infinity' as {{ spark_type }})
-                and not lower(trim({{ text }})) rlike '^[+-]?inf(inity)?$'
-                then null
-            else try_cast({{ text }} as {{ spark_type }})
-        end
-    {%- elif spark_type in ('date', 'timestamp', 'timestamp_ntz') -%}
-        {#- Spark also casts `-9257` or `+25425-01-01` to a date (years beyond 1..9999 that most
-            clients cannot read): schema-less Debezium sends epoch days as bare numbers. Only text
-            that starts with a 4-digit year 0001..9999 and a month and day is cast. -#}
-        case
-            when trim({{ text }}) rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}'
-                then try_cast({{ "substring_index(" ~ text ~ ", '[', 1)" if logical_type == 'zoned_datetime' else text }}
-                    as {{ spark_type }})
-        end
+        {%- set body -%}
+            case
+                when abs(try_cast({{ t }} as {{ spark_type }})) = cast('Infinity' as {{ spark_type }})
+                    and not lower({{ t }}) rlike '^[+-]?inf(inity)?$'
+                    then null
+                else try_cast({{ t }} as {{ spark_type }})
+            end
+        {%- endset -%}
+    {%- elif spark_type in ('date', 'timestamp_ntz') -%}
+        {%- set body = cdc_typed_wall_clock(t, spark_type, dialect, epoch_unit) -%}
+    {%- elif spark_type == 'timestamp' -%}
+        {%- set body = cdc_typed_instant(t, dialect) -%}
     {%- elif spark_type == 'interval year to month' -%}
-        {{ cdc_typed_iso_year_month(text) }}
+        {%- set body = cdc_typed_year_month(t) -%}
     {%- elif spark_type == 'interval day to second' -%}
-        {{ cdc_typed_iso_day_second(text) }}
+        {%- set body = cdc_typed_day_second(t) -%}
     {%- else -%}
-        try_cast({{ text }} as {{ spark_type }})
+        {{ return('try_cast(' ~ text ~ ' as ' ~ spark_type ~ ')') }}
     {%- endif -%}
+    {{ cdc_typed_let('trim(' ~ text ~ ')', t, body) }}
 {%- endmacro %}
 
-{% macro cdc_typed_iso_year_month(text) -%}
+{% macro cdc_typed_exact_decimal(text, spark_type, scale) -%}
     {#-
-        ISO-8601 `[-]P[nY][nM]` -> interval year to month. At most 8 digits per part keeps every
-        match inside Spark's range, so make_ym_interval cannot overflow (ANSI would abort the query).
+        Plain (`-12.50`) or scientific (`1.2E-8`, BigDecimal.toString) decimal text -> spark_type,
+        null when it has more significant fraction digits than `scale` (Spark would round).
     -#}
-    {%- set pattern = "'^(-?)P(?:([0-9]{1,8})Y)?(?:([0-9]{1,8})M)?$'" -%}
+    {%- set pattern = "'^[+-]?([0-9]*)(?:[.]([0-9]*))?(?:[eE]([+-]?[0-9]{1,6}))?$'" -%}
+    {%- set group = 'regexp_extract(' ~ text ~ ', ' ~ pattern ~ ', ' -%}
+    {%- set parts = "named_struct('digits', concat(" ~ group ~ '1), ' ~ group ~ "2)), 'fraction', length("
+        ~ group ~ "2)) - cast(coalesce(nullif(" ~ group ~ "3), ''), '0') as int))" -%}
+    {%- set significant = "trim(trailing '0' from __p.digits)" -%}
     case
-        when trim({{ text }}) rlike {{ pattern }} and {{ text }} rlike '[0-9]'
+        when {{ text }} rlike {{ pattern }} and {{ cdc_typed_let(parts, '__p',
+            significant ~ " != '' and __p.fraction - length(__p.digits) + length(" ~ significant ~ ') > ' ~ scale) }}
+            then null
+        else try_cast({{ text }} as {{ spark_type }})
+    end
+{%- endmacro %}
+
+{% macro cdc_typed_unscaled_base64(text, scale) -%}
+    {#-
+        Kafka Connect Decimal without its schema: base64 of the unscaled value (big-endian two's
+        complement) -> its plain decimal text at `scale` (the registry's). Up to 16 bytes (every
+        decimal Spark holds); a negative value is read through its complement (-u = ~u + 1).
+        Integer arithmetic on two 64-bit halves, never float.
+    -#}
+    {%- set magnitude = "if(__h rlike '^[89A-F]', translate(__h, '0123456789ABCDEF', 'FEDCBA9876543210'), __h)" -%}
+    {%- set high = "cast(coalesce(conv(nullif(left(__m, length(__m) - 16), ''), 16, 10), '0') as decimal(38, 0))" -%}
+    {%- set low = "cast(conv(right(__m, 16), 16, 10) as decimal(38, 0))" -%}
+    {%- set unsigned = 'cast(try_add(try_add(try_multiply(' ~ high ~ ', 18446744073709551616BD), ' ~ low
+        ~ "), if(__h rlike '^[89A-F]', 1, 0)) as string)" -%}
+    {%- set digits = "lpad(__u, greatest(length(__u), " ~ (scale + 1) ~ "), '0')" -%}
+    {%- set plain -%}
+        concat(if(__h rlike '^[89A-F]', '-', ''), {{ "left(__d, length(__d) - " ~ scale ~ "), '.', right(__d, " ~ scale ~ ")"
+            if scale > 0 else '__d' }})
+    {%- endset -%}
+    {{ cdc_typed_let("hex(try_to_binary(" ~ text ~ ", 'base64'))", '__h',
+        'case when length(__h) between 2 and 32 then ' ~ cdc_typed_let(magnitude, '__m',
+            cdc_typed_let(unsigned, '__u', cdc_typed_let(digits, '__d', plain))) ~ ' end') }}
+{%- endmacro %}
+
+{% macro cdc_typed_wall_clock(text, spark_type, dialect, epoch_unit) -%}
+    {#-
+        A date or zone-less datetime (the source wall clock) -> date / timestamp_ntz. Canonical
+        text starts with a 4-digit year 0001..9999 (Spark also casts `-9257` or `+25425-01-01`,
+        years most clients cannot read). DataWorks sends every temporal value as an instant
+        (`...Z`): its wall clock in the var source_time_zone. Schema-less Debezium sends epoch
+        days (date) and epoch milliseconds or microseconds (datetime, by the column's precision:
+        `epoch_unit`, from the registry; unknown -> failed cast).
+    -#}
+    {%- set zone = cdc_string_literal(var('source_time_zone')) -%}
+    {%- set epoch = "timestamp_ntz '1970-01-01 00:00:00'" -%}
+    {%- set limits = {'ms': (-62135596800000, 253402300799999), 'us': (-62135596800000000, 253402300799999999)} -%}
+    {%- set numeric = 'try_cast(' ~ text ~ (' as int)' if spark_type == 'date' else ' as bigint)') -%}
+    {%- if spark_type == 'date' -%}
+        {%- set from_epoch = 'date_from_unix_date(' ~ numeric ~ ')' -%}
+        {%- set low, high = (-719162, 2932896) -%}
+    {%- elif epoch_unit in limits -%}
+        {%- set from_epoch = 'timestampadd(' ~ ('MILLISECOND' if epoch_unit == 'ms' else 'MICROSECOND') ~ ', '
+            ~ numeric ~ ', ' ~ epoch ~ ')' -%}
+        {%- set low, high = limits[epoch_unit] -%}
+    {%- else -%}
+        {%- set from_epoch, low, high = ('null', 0, -1) -%}
+    {%- endif -%}
+    case
+        when {{ cdc_typed_sends('instant_for_wall_clock', dialect) }} and {{ text }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}T.*Z$'
+            then cast(convert_timezone('UTC', {{ zone }}, try_cast(left({{ text }}, length({{ text }}) - 1) as timestamp_ntz))
+                as {{ spark_type }})
+        when {{ text }} rlike '^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9:.]*)?$'
+            then try_cast({{ text }} as {{ spark_type }})
+        when {{ cdc_typed_sends('connect_schemaless', dialect) }} and {{ numeric }} between {{ low }} and {{ high }}
+            then {{ from_epoch }}
+    end
+{%- endmacro %}
+
+{% macro cdc_typed_instant(text, dialect) -%}
+    {#-
+        An instant -> timestamp. Canonical `...Z` (also `...Z[zone]`, and ISO text with an offset,
+        Debezium's ZonedTimestamp); OMS Default / SharePlex epoch seconds `1550578552.528641` and
+        zoned values as `wall clock zone` (`2020-11-25 00:01:02.5 Asia/Shanghai`); CKafka's
+        zone-less source wall clock, read in the var source_time_zone (in a DST overlap the
+        earlier instant: the text cannot say which).
+    -#}
+    {%- set iso = "'^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9]{2}:[0-9]{2})$'" -%}
+    {%- set wall = "'^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]+)?'" -%}
+    case
+        when substring_index({{ text }}, '[', 1) rlike {{ iso }} then try_cast(substring_index({{ text }}, '[', 1) as timestamp)
+        when {{ cdc_typed_sends('epoch_seconds', dialect) }} and {{ text }} rlike '^-?[0-9]{1,12}([.][0-9]{1,9})?$'
+            then {{ cdc_typed_within_years(
+                'timestamp_micros(cast(floor(cast(' ~ text ~ ' as decimal(21, 9)) * 1000000) as bigint))') }}
+        when {{ cdc_typed_sends('zone_id_wall_clock', dialect) }} and {{ text }} rlike concat({{ wall }}, ' [A-Za-z0-9_/+-]+$')
+            then try_cast({{ text }} as timestamp)
+        when {{ cdc_typed_sends('source_wall_clock', dialect) }} and {{ text }} rlike concat({{ wall }}, '$')
+            then try_cast(concat({{ text }}, ' ', {{ cdc_string_literal(var('source_time_zone')) }}) as timestamp)
+    end
+{%- endmacro %}
+
+{% macro cdc_typed_within_years(instant) -%}
+    {#- The instant when its UTC year is 1..9999 (what a timestamp holds everywhere), else null. -#}
+    case when year({{ instant }}) between 1 and 9999 then {{ instant }} end
+{%- endmacro %}
+
+{% macro cdc_typed_zone(text) -%}
+    {#- The zone id of a zoned datetime: in brackets (`...Z[Asia/Shanghai]`) or after the wall clock (OMS). -#}
+    case
+        when {{ text }} like '%[%]' then substring_index(substring_index({{ text }}, '[', -1), ']', 1)
+        when trim({{ text }}) rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+ [A-Za-z][A-Za-z0-9_/+-]*$'
+            then substring_index(trim({{ text }}), ' ', -1)
+    end
+{%- endmacro %}
+
+{% macro cdc_typed_time_text(text, dialect) -%}
+    {#-
+        A time of day (MySQL TIME: signed, beyond 24 h) as canonical text `[-]HH:MM:SS[.f]`:
+        fraction digits without trailing zeros (Canal and CKafka pad to the column's precision);
+        schema-less Debezium's microseconds formatted.
+    -#}
+    {%- set formatted = "regexp_replace(format_string('%s%02d:%02d:%02d.%06d', if(__us < 0, '-', ''), "
+        ~ "abs(__us) div 3600000000, abs(__us) div 60000000 % 60, abs(__us) div 1000000 % 60, abs(__us) % 1000000), "
+        ~ "'([.][0-9]*[1-9])0+$|[.]0+$', '$1')" -%}
+    case
+        when {{ cdc_typed_sends('connect_schemaless', dialect) }} and {{ text }} rlike '^-?[0-9]{1,13}$'
+            then {{ cdc_typed_let('try_cast(' ~ text ~ ' as bigint)', '__us', formatted) }}
+        when {{ text }} rlike '^-?[0-9]{2,3}:[0-9]{2}:[0-9]{2}[.][0-9]+$'
+            then regexp_replace({{ text }}, '([.][0-9]*[1-9])0+$|[.]0+$', '$1')
+        else {{ text }}
+    end
+{%- endmacro %}
+
+{% macro cdc_typed_year_month(text) -%}
+    {#-
+        A year-month interval -> interval year to month: ISO-8601 `[-]P[nY][nM]` (Debezium also
+        signs each part and adds zero day-time parts: `P-1Y-2M0DT0H0M0S`), or SQL / Oracle text
+        `INTERVAL '-1-2' YEAR TO MONTH`, `INTERVAL '5' YEAR`, `+01-02` (OMS, DataWorks). At most 8
+        digits per part keeps make_ym_interval inside Spark's range (ANSI would abort the query).
+    -#}
+    {%- set iso = "'^(-?)P(?:(-?[0-9]{1,8})Y)?(?:(-?[0-9]{1,8})M)?"
+        ~ "(?:-?0+D)?(?:T(?:-?0+H)?(?:-?0+M)?(?:-?0+(?:[.]0+)?S)?)?$'" -%}
+    {%- set sql = "'^(?:INTERVAL .)?([+-]?)([0-9]{1,8})(?:-([0-9]{1,2}))?(?:. YEAR(?: TO MONTH)?)?$'" -%}
+    {%- set core = "'^(INTERVAL .[+-]?[0-9]+(-[0-9]+)?. YEAR( TO MONTH)?|[+-][0-9]+-[0-9]+)$'" -%}
+    case
+        when {{ text }} rlike {{ iso }} and {{ text }} rlike '[0-9]' and not {{ text }} rlike 'T$'
             then make_ym_interval(
-                cast(coalesce(nullif(regexp_extract(trim({{ text }}), {{ pattern }}, 2), ''), '0') as int),
-                cast(coalesce(nullif(regexp_extract(trim({{ text }}), {{ pattern }}, 3), ''), '0') as int)
-            ) * if(regexp_extract(trim({{ text }}), {{ pattern }}, 1) = '-', -1, 1)
+                cast(coalesce(nullif(regexp_extract({{ text }}, {{ iso }}, 2), ''), '0') as int),
+                cast(coalesce(nullif(regexp_extract({{ text }}, {{ iso }}, 3), ''), '0') as int)
+            ) * if(regexp_extract({{ text }}, {{ iso }}, 1) = '-', -1, 1)
+        when {{ text }} rlike {{ core }}
+            then make_ym_interval(
+                cast(regexp_extract({{ text }}, {{ sql }}, 2) as int),
+                cast(coalesce(nullif(regexp_extract({{ text }}, {{ sql }}, 3), ''), '0') as int)
+            ) * if(regexp_extract({{ text }}, {{ sql }}, 1) = '-', -1, 1)
     end
 {%- endmacro %}
 
-{% macro cdc_typed_iso_day_second(text) -%}
+{% macro cdc_typed_day_second(text) -%}
     {#-
-        ISO-8601 `[-]P[nD][T[nH][nM][n[.f]S]]` -> interval day to second. Digits beyond the
-        microsecond are dropped (Spark's precision, as for timestamps); at most 8 digits per part
-        keeps make_dt_interval inside its range.
+        A day-time interval -> interval day to second: ISO-8601 `[-]P[nD][T[nH][nM][n[.f]S]]`
+        (Debezium: each part signed, zero year-month parts `P0Y0M-1DT-2H0M-0.5S`), or SQL / Oracle
+        text `INTERVAL '-1 02:03:04.5' DAY TO SECOND`, `INTERVAL '5' DAY`, `+03 04:05:06.500000`.
+        Digits beyond the microsecond are dropped (Spark's precision, as for timestamps); at most 8
+        digits per part keeps make_dt_interval inside its range.
     -#}
-    {%- set pattern = "'^(-?)P(?:([0-9]{1,8})D)?"
-        ~ "(?:T(?:([0-9]{1,8})H)?(?:([0-9]{1,8})M)?(?:([0-9]{1,8})(?:[.]([0-9]{1,9}))?S)?)?$'" -%}
-    {%- set part = "regexp_extract(trim(" ~ text ~ "), " ~ pattern ~ ", " -%}
+    {%- set iso = "'^(-?)P(?:-?0+Y)?(?:-?0+M)?(?:(-?[0-9]{1,8})D)?"
+        ~ "(?:T(?:(-?[0-9]{1,8})H)?(?:(-?[0-9]{1,8})M)?(?:(-?[0-9]{1,8})(?:[.]([0-9]{1,9}))?S)?)?$'" -%}
+    {%- set sql = "'^(?:INTERVAL .)?([+-]?)([0-9]{1,8})"
+        ~ "(?: ([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:[.]([0-9]{1,9}))?)?(?:. DAY(?: TO SECOND)?)?$'" -%}
+    {%- set core = "'^(INTERVAL .[+-]?[0-9]+( [0-9:.]+)?. DAY( TO SECOND)?|[+-][0-9]+ [0-9:.]+)$'" -%}
     case
-        when trim({{ text }}) rlike {{ pattern }} and {{ text }} rlike '[0-9]' and not trim({{ text }}) rlike 'T$'
-            then make_dt_interval(
-                cast(coalesce(nullif({{ part }}2), ''), '0') as int),
-                cast(coalesce(nullif({{ part }}3), ''), '0') as int),
-                cast(coalesce(nullif({{ part }}4), ''), '0') as int),
-                cast(concat(coalesce(nullif({{ part }}5), ''), '0'), '.', left({{ part }}6), 6)) as decimal(18, 6))
-            ) * if({{ part }}1) = '-', -1, 1)
+        when {{ text }} rlike {{ iso }} and {{ text }} rlike '[0-9]' and not {{ text }} rlike 'T$'
+            then {{ cdc_typed_make_dt(text, iso, [2, 3, 4, 5, 6]) }} * if(regexp_extract({{ text }}, {{ iso }}, 1) = '-', -1, 1)
+        when {{ text }} rlike {{ core }} and {{ text }} rlike {{ sql }}
+            then {{ cdc_typed_make_dt(text, sql, [2, 3, 4, 5, 6]) }} * if(regexp_extract({{ text }}, {{ sql }}, 1) = '-', -1, 1)
     end
+{%- endmacro %}
+
+{% macro cdc_typed_make_dt(text, pattern, groups) -%}
+    {#- make_dt_interval of the pattern's groups: days, hours, minutes, (signed) seconds, fraction digits. -#}
+    {%- set part = [] -%}
+    {%- for group in groups -%}
+        {%- do part.append(
+            "coalesce(nullif(regexp_extract(" ~ text ~ ", " ~ pattern ~ ", " ~ group ~ "), ''), '0')"
+        ) -%}
+    {%- endfor -%}
+    make_dt_interval(
+        cast({{ part[0] }} as int),
+        cast({{ part[1] }} as int),
+        cast({{ part[2] }} as int),
+        cast(concat({{ part[3] }}, '.', left({{ part[4] }}, 6), '0') as decimal(18, 6))
+    )
 {%- endmacro %}
 
 {% macro cdc_typed_columns(entity) -%}
@@ -263,14 +455,19 @@
                 max_by(column_type, struct(last_seen_ts, last_seen_sequence, column_type))
                     filter (where column_type is not null) as column_type,
                 min(primary_key_ordinal) as key_ordinal,
-                min(first_seen_ts) as first_seen_ts
+                min(first_seen_ts) as first_seen_ts,
+                max_by(column_source_type, struct(last_seen_ts, last_seen_sequence, column_source_type)) filter (
+                    where {{ cdc_typed_sends('connect_schemaless', 'dialect') }}
+                    and column_source_type rlike '(?i)^(io[.]debezium[.]time[.](micro)?timestamp$|datetime)'
+                ) as datetime_source_type
             from entity_registry
             group by column_name
         )
 
         select
             seen_columns.column_name,
-            coalesce(declared_types.column_type, seen_columns.column_type) as logical_type
+            coalesce(declared_types.column_type, seen_columns.column_type) as logical_type,
+            seen_columns.datetime_source_type
         from seen_columns
         left join declared_types on seen_columns.column_name = declared_types.column_name
         order by seen_columns.key_ordinal asc nulls last, seen_columns.first_seen_ts asc nulls last, seen_columns.column_name asc
@@ -287,9 +484,26 @@
         {%- set zone = cdc_typed_free_name(row[0] ~ '__zone', taken) if logical == 'zoned_datetime' else none -%}
         {%- do columns.append({
             'source': row[0], 'logical_type': logical, 'spark_type': spark_type, 'output': output, 'zone_output': zone,
+            'epoch_unit': cdc_typed_epoch_unit(row[2] if row | length > 2 else none),
         }) -%}
     {%- endfor -%}
     {{ return(columns) }}
+{%- endmacro %}
+
+{% macro cdc_typed_epoch_unit(source_type) -%}
+    {#-
+        Unit of the epoch numbers schema-less Debezium sends for a datetime column, from a source
+        type the feed declared elsewhere: `ms` for io.debezium.time.Timestamp or a MySQL
+        DATETIME of precision 0..3, `us` for MicroTimestamp or DATETIME(4..6); none when unknown.
+    -#}
+    {%- set text = (source_type or '') | lower | replace(' ', '') -%}
+    {%- set fsp = modules.re.match('^datetime(?:[(]([0-9])[)])?$', text) -%}
+    {%- if text.endswith('microtimestamp') or fsp and (fsp.group(1) or 0) | int > 3 -%}
+        {{ return('us') }}
+    {%- elif text == 'io.debezium.time.timestamp' or fsp -%}
+        {{ return('ms') }}
+    {%- endif -%}
+    {{ return(none) }}
 {%- endmacro %}
 
 {% macro cdc_typed_free_name(name, taken) -%}
@@ -348,13 +562,11 @@ from typed
     {%- for column in columns -%}
         {%- set text = 'row_values[' ~ cdc_string_literal(column.source) ~ ']' -%}
         {%- do expressions.append(
-            cdc_typed_cast(text, column.spark_type, column.logical_type) ~ ' as ' ~ cdc_quote_identifier(column.output)
+            cdc_typed_cast(text, column.spark_type, column.logical_type, 'dialect', column.get('epoch_unit'))
+            ~ ' as ' ~ cdc_quote_identifier(column.output)
         ) -%}
         {%- if column.zone_output -%}
-            {%- do expressions.append(
-                'case when ' ~ text ~ " like '%[%]' then substring_index(substring_index(" ~ text
-                ~ ", '[', -1), ']', 1) end as " ~ cdc_quote_identifier(column.zone_output)
-            ) -%}
+            {%- do expressions.append(cdc_typed_zone(text) ~ ' as ' ~ cdc_quote_identifier(column.zone_output)) -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return(expressions) }}

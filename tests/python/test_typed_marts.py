@@ -12,12 +12,17 @@ backtick, a quote, a backslash and spaces, with a type override its text cannot 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
+import os
 import random
 import re
 import struct
+import subprocess
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import jinja2
 import pyarrow as pa
@@ -27,11 +32,14 @@ from jinja2.sandbox import SandboxedEnvironment
 from pyspark.sql import functions as F
 
 from cdc_unify import canonical, landing
+from cdc_unify.contract import DIALECTS
 from cdc_unify.generator.encoders.canal_json import CanalJsonEncoder
+from cdc_unify.generator.encoders.debezium_json import decimal_wire
 from cdc_unify.generator.model import Column, Position, SourceChange, TableSchema, Transaction, Workload
 from cdc_unify.generator.run import generate
 from cdc_unify.generator.workload import ALL_TYPES, CUSTOMERS, CUSTOMERS_NEW_COLUMN, ORDER_ITEMS
-from harness import run_dbt, spark_session
+from harness import MART_SCHEMA, run_dbt, spark_session
+from semantic_rows import MILLISECOND_INSTANTS, NO_TRUNCATE
 
 MACROS = Path(__file__).resolve().parents[2] / "macros" / "typed_marts.sql"
 
@@ -245,6 +253,218 @@ def test_dates_cast_only_from_iso_text_of_years_1_to_9999(text: str, spark_type:
     cast = call_macro("cdc_typed_cast", "t.v", spark_type, spark_type)
     literal = call_macro("cdc_string_literal", text)
     assert spark_session().sql(f"select {cast} as x from values ({literal}) as t(v)").first()["x"] == expected
+
+
+def _shanghai_fold0(wall: str) -> int:
+    """Epoch micros of a Shanghai wall clock, the earlier instant in a DST overlap (fold 0)."""
+    local = dt.datetime.fromisoformat(wall).replace(tzinfo=ZoneInfo("Asia/Shanghai"))
+    return (local - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
+
+
+def _micros(value: dt.datetime) -> int:
+    return (value - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
+
+
+# (text, dialect, spark type, logical type, epoch unit, expected): the forms each dialect sends
+# without types (the generator's encoders write them), the ambiguous texts, and bad values that
+# must stay failed casts (None). Timestamps are compared as epoch micros, intervals as Spark text.
+_D = Decimal
+DIALECT_CASTS = [
+    ("12.50", "oms_default_json", "decimal(12,2)", "decimal(12,2)", None, _D("12.5")),
+    ("1.2E-8", "oms_default_json", "decimal(38,10)", "decimal(38,10)", None, _D("1.2E-8")),
+    ("0E-10", "oms_shareplex_json", "decimal(38,10)", "decimal(38,10)", None, _D(0)),
+    ("1.23E-1", "oms_default_json", "decimal(12,2)", "decimal(12,2)", None, None),  # 3 fraction digits
+    ("12.345", "canal_json", "decimal(12,2)", "decimal(12,2)", None, None),
+    (decimal_wire(_D("1234.56"), 2), "debezium_json", "decimal(12,2)", "decimal(12,2)", None, _D("1234.56")),
+    (decimal_wire(_D("-0.01"), 2), "debezium_json", "decimal(12,2)", "decimal(12,2)", None, _D("-0.01")),
+    (
+        decimal_wire(_D("-9999999999.99"), 2),
+        "debezium_json",
+        "decimal(12,2)",
+        "decimal(12,2)",
+        None,
+        _D("-9999999999.99"),
+    ),
+    (decimal_wire(_D(2**64 - 1), 0), "debezium_json", "decimal(20,0)", "ubigint", None, _D(2**64 - 1)),
+    (
+        decimal_wire(_D("-" + "9" * 28 + "." + "9" * 10), 10),
+        "debezium_json",
+        "decimal(38,10)",
+        "decimal(38,10)",
+        None,
+        _D("-" + "9" * 28 + "." + "9" * 10),
+    ),
+    (decimal_wire(_D("0.125"), 3), "debezium_json", "decimal(5,3)", "decimal(10,3)", None, _D("0.125")),
+    ("51.05", "debezium_json", "decimal(12,2)", "decimal(12,2)", None, _D("51.05")),  # with its schema: canonical
+    # Ambiguous: digits only are canonical text of a message with schema and base64 of one without: the number.
+    ("1234", "debezium_json", "decimal(12,2)", "decimal(12,2)", None, _D(1234)),
+    ("AeJA", "canal_json", "decimal(12,2)", "decimal(12,2)", None, None),  # base64 only from Debezium
+    ("13456", "debezium_json", "date", "date", None, dt.date(2006, 11, 4)),
+    ("-719162", "debezium_json", "date", "date", None, dt.date(1, 1, 1)),
+    ("2932897", "debezium_json", "date", "date", None, None),  # year 10000
+    ("13456", "canal_json", "date", "date", None, None),
+    ("2006-11-03T16:00:00Z", "dataworks_json", "date", "date", None, dt.date(2006, 11, 4)),
+    ("2006-11-03T16:00:00Z", "canal_json", "date", "date", None, None),
+    (
+        "1332193818652788",
+        "debezium_json",
+        "timestamp_ntz",
+        "datetime",
+        "us",
+        dt.datetime(2012, 3, 19, 21, 50, 18, 652788),
+    ),
+    ("1332193818652", "debezium_json", "timestamp_ntz", "datetime", "ms", dt.datetime(2012, 3, 19, 21, 50, 18, 652000)),
+    ("1332193818652788", "debezium_json", "timestamp_ntz", "datetime", None, None),  # unit unknown
+    (
+        "2012-03-19T13:50:18.652Z",
+        "dataworks_json",
+        "timestamp_ntz",
+        "datetime",
+        None,
+        dt.datetime(2012, 3, 19, 21, 50, 18, 652000),
+    ),
+    (
+        "2012-03-19 21:50:18.652000",
+        "ckafka_json",
+        "timestamp_ntz",
+        "datetime",
+        None,
+        dt.datetime(2012, 3, 19, 21, 50, 18, 652000),
+    ),
+    ("1550578552.528641", "oms_default_json", "timestamp", "timestamp", None, 1550578552528641),
+    ("-1.5", "oms_shareplex_json", "timestamp", "timestamp", None, -1500000),
+    ("1550578552.528641", "canal_json", "timestamp", "timestamp", None, None),
+    ("2024-01-01 08:00:00.5", "ckafka_json", "timestamp", "timestamp", None, _shanghai_fold0("2024-01-01 08:00:00.5")),
+    # A wall clock of the hour Shanghai repeated on 1990-09-16: the earlier instant.
+    ("1990-09-16 01:30:00", "ckafka_json", "timestamp", "timestamp", None, _shanghai_fold0("1990-09-16 01:30:00")),
+    ("2024-01-01 08:00:00.5", "oms_default_json", "timestamp", "timestamp", None, None),  # OMS sends epoch seconds
+    (
+        "2020-11-25T00:01:02.012345+08:00[Asia/Shanghai]",
+        "ckafka_json",
+        "timestamp",
+        "zoned_datetime",
+        None,
+        _micros(dt.datetime(2020, 11, 24, 16, 1, 2, 12345, tzinfo=dt.UTC)),
+    ),
+    (
+        "2020-11-25 00:01:02.5 Asia/Kolkata",
+        "oms_default_json",
+        "timestamp",
+        "zoned_datetime",
+        None,
+        _micros(dt.datetime(2020, 11, 24, 18, 31, 2, 500000, tzinfo=dt.UTC)),
+    ),
+    (
+        "1999-05-08T11:03:53.210026+05:30",
+        "debezium_json",
+        "timestamp",
+        "zoned_datetime",
+        None,
+        _micros(dt.datetime(1999, 5, 8, 5, 33, 53, 210026, tzinfo=dt.UTC)),
+    ),
+    (
+        "P-1Y-2M0DT0H0M0S",
+        "debezium_json",
+        "interval year to month",
+        "interval_ym",
+        None,
+        "INTERVAL '-1-2' YEAR TO MONTH",
+    ),
+    (
+        "INTERVAL '-1-2' YEAR TO MONTH",
+        "oms_default_json",
+        "interval year to month",
+        "interval_ym",
+        None,
+        "INTERVAL '-1-2' YEAR TO MONTH",
+    ),
+    (
+        "INTERVAL '5' YEAR",
+        "oms_default_json",
+        "interval year to month",
+        "interval_ym",
+        None,
+        "INTERVAL '5-0' YEAR TO MONTH",
+    ),
+    ("+01-02", "dataworks_json", "interval year to month", "interval_ym", None, "INTERVAL '1-2' YEAR TO MONTH"),
+    ("5", "oms_default_json", "interval year to month", "interval_ym", None, None),
+    (
+        "P0Y0M-1DT-2H-3M-4.5S",
+        "debezium_json",
+        "interval day to second",
+        "interval_ds",
+        None,
+        "INTERVAL '-1 02:03:04.5' DAY TO SECOND",
+    ),
+    (
+        "INTERVAL '-1 02:03:04.5' DAY TO SECOND",
+        "oms_default_json",
+        "interval day to second",
+        "interval_ds",
+        None,
+        "INTERVAL '-1 02:03:04.5' DAY TO SECOND",
+    ),
+    (
+        "INTERVAL '5' DAY",
+        "oms_shareplex_json",
+        "interval day to second",
+        "interval_ds",
+        None,
+        "INTERVAL '5 00:00:00' DAY TO SECOND",
+    ),
+    (
+        "+03 04:05:06.500000",
+        "dataworks_json",
+        "interval day to second",
+        "interval_ds",
+        None,
+        "INTERVAL '3 04:05:06.5' DAY TO SECOND",
+    ),
+    ("3723000001", "debezium_json", "string", "time", None, "01:02:03.000001"),
+    ("-3023999000000", "debezium_json", "string", "time", None, "-839:59:59"),
+    ("15:56:12.000000", "ckafka_json", "string", "time", None, "15:56:12"),
+    ("15:56:12.500", "canal_json", "string", "time", None, "15:56:12.5"),
+]
+
+
+def _comparable_sql(expression: str, spark_type: str) -> str:
+    if spark_type == "timestamp":
+        return f"unix_micros({expression})"
+    return f"cast({expression} as string)" if spark_type.startswith("interval") else expression
+
+
+@pytest.mark.spark
+def test_each_dialects_encodings_cast_exactly_and_bad_values_fail() -> None:
+    """Every case in one Spark query: the cast of each text as its dialect sends it."""
+    selects = []
+    for n, (text, dialect, spark_type, logical, unit, _) in enumerate(DIALECT_CASTS):
+        cast = call_macro(
+            "cdc_typed_cast",
+            call_macro("cdc_string_literal", text),
+            spark_type,
+            logical,
+            call_macro("cdc_string_literal", dialect),
+            unit,
+            dbt_vars={"source_time_zone": "Asia/Shanghai"},
+        )
+        selects.append(f"{_comparable_sql(cast, spark_type)} as c{n}")
+    row = spark_session().sql("select " + ",\n".join(selects)).first()
+    got = {case[:2]: row[f"c{n}"] for n, case in enumerate(DIALECT_CASTS)}
+    assert got == {case[:2]: case[-1] for case in DIALECT_CASTS}
+
+
+@pytest.mark.parametrize(
+    ("text", "zone"),
+    [
+        ("2020-11-25T00:01:02Z[Asia/Shanghai]", "Asia/Shanghai"),
+        ("2020-11-25 00:01:02.5 Asia/Kolkata", "Asia/Kolkata"),
+        ("1999-05-08T11:03:53+05:30", None),
+    ],
+)
+@pytest.mark.spark
+def test_the_zone_companion_reads_both_zoned_forms(text: str, zone: str | None) -> None:
+    expression = call_macro("cdc_typed_zone", call_macro("cdc_string_literal", text))
+    assert spark_session().sql(f"select {expression} as z").first()["z"] == zone
 
 
 # ---------------------------------------------------------------- Spark: the pipeline
@@ -482,3 +702,118 @@ def test_odd_identifiers_are_quoted_and_uncastable_values_counted(built, kind: s
     assert by_id[3]["we`ird col"] is None and by_id[3]["cast_failures"] == []
     assert_values_are_the_canonical_texts({**state, "rows": [by_id[1], by_id[3]]}, {s: o for s, o in outputs.items()})
     assert built["failures"][f"no_cast_failures_order_items_{kind}_cast_failures"] == 1
+
+
+# ---------------------------------------------------------------- every dialect against the truth
+# The shipped entities of a workload of every dialect, value by value against the generator's truth
+# (truth/tables.json, truth/shop.<table>.state.jsonl / .history.jsonl). Both sides read in Python:
+# the mart's values rendered as text by Spark, the truth's canonical texts by the column's Spark type.
+SHIPPED_TABLES = {"customers": {}, "order_items": {"discount": "decimal(5,3)"}}  # dbt_project.yml overrides
+EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def _truth_spark_types(truth_dir: Path, table: str) -> dict[str, str]:
+    tables = json.loads((truth_dir / "tables.json").read_text(encoding="utf-8"))
+    columns = {c["name"]: c["logical_type"] for v in tables[f"shop.{table}"]["schema_versions"] for c in v["columns"]}
+    return {name: SPARK_TYPE.get(logical, logical) for name, logical in columns.items()} | SHIPPED_TABLES[table]
+
+
+def typed_truth_sql(schema: str, model: str, types: dict[str, str]) -> str:
+    """The typed model's values as text: instants as epoch micros, binary as base64, the rest cast."""
+    rendered = []
+    for column, spark_type in types.items():
+        quoted = "`" + column + "`"
+        value = {"timestamp": f"unix_micros({quoted})", "binary": f"base64({quoted})"}.get(spark_type, quoted)
+        rendered.append(f"cast({value} as string) as {quoted}")
+    deleted = "is_deleted" if model.endswith("_history") else "false"
+    return f"select feed, dialect, primary_key, {deleted} as is_deleted, {', '.join(rendered)} from {schema}.{model}"
+
+
+def _read(text: str | None, spark_type: str, dialect: str, canonical_text: bool) -> Any:
+    """A value as Python compares it; the truth's canonical text (`canonical_text`) or Spark's text."""
+    if text is None:
+        return None
+    if spark_type in ("tinyint", "smallint", "int", "bigint"):
+        return int(text)
+    if spark_type.startswith("decimal"):
+        return Decimal(text)
+    if spark_type in ("float", "double"):
+        return _float32(text) if spark_type == "float" else float(text)
+    if spark_type == "boolean":
+        return text == "true"
+    if spark_type == "date":
+        return dt.date.fromisoformat(text)
+    if spark_type == "timestamp_ntz":
+        value = _wall_clock(text) if canonical_text else dt.datetime.fromisoformat(text)
+        # DataWorks sends datetimes as instants in milliseconds: its marts hold them to the ms.
+        return value.replace(microsecond=value.microsecond // 1000 * 1000) if dialect in MILLISECOND_INSTANTS else value
+    if spark_type == "timestamp":
+        micros = _instant_micros(text) if canonical_text else int(text)
+        return micros - micros % 1000 if dialect in MILLISECOND_INSTANTS else micros
+    return text
+
+
+def _holds(got: dict[str, Any], want: dict[str, Any]) -> bool:
+    """Every typed value is the true one. A NULL is the pipeline's row (a column the message did
+    not carry): a text that did not cast is a cast failure, which the callers count apart."""
+    return all(value is None or value == want[column] for column, value in got.items())
+
+
+def typed_truth_mismatches(rows: list[dict[str, Any]], truth_dir: Path, table: str, kind: str) -> dict[str, Any]:
+    """Per feed, the typed rows whose values are no true row of their key: current rows against
+    the final rows (all of which must be there), history versions against any version of the key.
+    A dialect without TRUNCATE (SharePlex) keeps the rows the source truncated: not compared."""
+    types = _truth_spark_types(truth_dir, table)
+    truth: dict[str, list[dict[str, str | None]]] = {}
+    with (truth_dir / f"shop.{table}.{'state' if kind == 'current' else 'history'}.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            entry = json.loads(line)
+            truth.setdefault(entry["key"], []).append(entry["row"])
+    mismatches: dict[str, Any] = {}
+    for feed in sorted({row["feed"] for row in rows}):
+        feed_rows = [row for row in rows if row["feed"] == feed and not row["is_deleted"]]
+        dialect = feed_rows[0]["dialect"]
+        if kind == "current" and table == "order_items" and dialect in NO_TRUNCATE:
+            continue
+        bad = []
+        for row in feed_rows:
+            got = {c: _read(row[c], t, dialect, False) for c, t in types.items()}
+            versions = truth.get(row["primary_key"], [])
+            wanted = [{c: _read(v.get(c), t, dialect, True) for c, t in types.items()} for v in versions]
+            if not any(_holds(got, want) for want in wanted):
+                bad.append((row["primary_key"], got, wanted[-1:]))
+        if kind == "current":
+            bad += [("missing", key) for key in set(truth) - {row["primary_key"] for row in feed_rows}]
+        if bad or not feed_rows:
+            mismatches[feed] = bad[:3] or "no rows"
+    return mismatches
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize("model", TYPED)
+def test_typed_marts_of_every_dialect_equal_the_truth(workload, model: str) -> None:
+    """The shared workload (every dialect, tests/python/harness.py) through the shipped entities."""
+    table, kind = model.rsplit("_", 1)
+    types = _truth_spark_types(workload["out_dir"] / "truth", table)
+    rows = [r.asDict() for r in spark_session().sql(typed_truth_sql(MART_SCHEMA, model, types)).collect()]
+    assert {row["dialect"] for row in rows} == set(DIALECTS)
+    assert typed_truth_mismatches(rows, workload["out_dir"] / "truth", table, kind) == {}
+    failures = spark_session().sql(f"select count(*) as n from {MART_SCHEMA}.{model} where size(cast_failures) > 0")
+    assert failures.first()["n"] == 0
+
+
+@pytest.mark.skipif(
+    not os.environ.get("CDC_UNIFY_TYPED_TRUTH"), reason="opt-in: CDC_UNIFY_TYPED_TRUTH=1 after make demo"
+)
+@pytest.mark.parametrize("model", TYPED)
+def test_the_demos_typed_marts_equal_the_sample_truth(model: str) -> None:
+    """`make demo`'s warehouse (this worktree's, or CDC_UNIFY_WAREHOUSE) against sample/truth."""
+    root = Path(__file__).resolve().parents[2]
+    table, kind = model.rsplit("_", 1)
+    sql = typed_truth_sql("cdc_unify", model, _truth_spark_types(root / "sample" / "truth", table))
+    cli = root / ".venv" / "bin" / "cdc-unify"
+    out = subprocess.run([cli, "sql", "--format", "json", sql], cwd=root, check=True, capture_output=True, text=True)
+    rows = json.loads(out.stdout)
+    assert {row["dialect"] for row in rows} == set(DIALECTS)
+    assert typed_truth_mismatches(rows, root / "sample" / "truth", table, kind) == {}
