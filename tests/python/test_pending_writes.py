@@ -131,6 +131,8 @@ def test_create_table_as_over_a_killed_ones_folder() -> None:
     spark.sql(f"drop table if exists {SCHEMA}.orphan")
     leftover = pending_writes.default_location(spark, relation("orphan"))
     spark.createDataFrame([(9,)], "x int").write.parquet(f"{leftover}/_temporary/0")
+    with pytest.raises(Exception, match="LOCATION_ALREADY_EXISTS|not empty|already exists"):
+        spark.sql(f"create table {SCHEMA}.orphan using parquet as select 1 as x")
     assert pending_writes.clear_unregistered_location(spark, relation("orphan"))
     spark.sql(f"create table {SCHEMA}.orphan using parquet as select 1 as x")
     assert [row.x for row in spark.table(f"{SCHEMA}.orphan").collect()] == [1]
