@@ -64,10 +64,12 @@ BUILD_ENV = {
 
 START_LINE = re.compile(r" START .*?(?:\w+\.)?(\w+)\s+\.*\s*\[RUN\]")
 
-# Every model and the data tests that check more than one column's values; the rest of the build
-# (unit tests on fixtures, 190 not_null / accepted_values tests: three quarters of its nodes) only
-# reads, so it cannot change what a kill leaves behind; it would triple each build's time.
-BUILD_EXCLUDES = (
+# Data tests and unit tests only read: they cannot change what a kill leaves behind, and they are
+# two thirds of a build's nodes (unit tests, on fixtures, two more thirds on top). The builds leave
+# them out, except the one killed during the data tests, which runs the data tests that check more
+# than one column's values (not the 190 not_null / accepted_values tests).
+MODELS_ONLY = ("--exclude-resource-type", "unit_test", "test")
+WITH_DATA_TESTS = (
     "--exclude-resource-type",
     "unit_test",
     "--exclude",
@@ -114,16 +116,17 @@ class KillPoint:
     node: str
     trigger: str
     delay: float = 0.0
+    excludes: tuple[str, ...] = MODELS_ONLY
 
 
 KILL_POINTS = (
     KillPoint("first_build_intermediate_write", True, "int_change_events", "write"),
-    KillPoint("staging_sql_write", False, "stg_canal_json__changes", "write"),
-    KillPoint("staging_python_model", False, "stg_debezium_json__changes", "start", 2.0),
-    KillPoint("intermediate_int_row_changes_write", False, "int_row_changes", "write"),
-    KillPoint("marts_cdc_row_history_write", False, "cdc_row_history", "write"),
     KillPoint("marts_table_write", False, "cdc_current_rows", "write"),
-    KillPoint("data_tests", False, "messages_reconciled", "start", 0.5),
+    KillPoint("intermediate_int_row_changes_write", False, "int_row_changes", "write"),
+    KillPoint("staging_python_model", False, "stg_debezium_json__changes", "start", 2.0),
+    KillPoint("staging_sql_write", False, "stg_canal_json__changes", "write"),
+    KillPoint("marts_cdc_row_history_write", False, "cdc_row_history", "write"),
+    KillPoint("data_tests", False, "messages_reconciled", "start", 0.5, WITH_DATA_TESTS),
 )
 
 
@@ -140,9 +143,9 @@ def run(sandbox: Sandbox, command: list[str]) -> str:
     return output
 
 
-def dbt_build_command() -> list[str]:
+def dbt_build_command(excludes: tuple[str, ...] = MODELS_ONLY) -> list[str]:
     return [
-        str(BIN / "dbt"), "build", *BUILD_EXCLUDES,
+        str(BIN / "dbt"), "build", *excludes,
         "--profiles-dir", str(REPO_ROOT / "profiles"), "--vars", json.dumps(DBT_VARS),
     ]  # fmt: skip
 
@@ -211,7 +214,7 @@ def kill_build(sandbox: Sandbox, point: KillPoint) -> str:
     """`dbt build` killed at `point`; returns what dbt printed. dbt runs in a process group of its
     own (with the JVM pyspark starts), killed whole with SIGKILL."""
     build = subprocess.Popen(
-        dbt_build_command(),
+        dbt_build_command(point.excludes),
         cwd=REPO_ROOT,
         # Unbuffered: START lines reach the trigger as dbt prints them.
         env={**build_env(sandbox), "PYTHONUNBUFFERED": "1"},
