@@ -196,8 +196,11 @@ def references(sandbox_factory) -> dict:
 
 
 def write_in_flight(sandbox: Sandbox, node: str) -> bool:
-    """A `_temporary` folder under the node's managed table folder, <warehouse>/<schema>.db/<name>."""
-    folders = (sandbox.warehouse / f"{schema}.db" / node for schema in BUILT_SCHEMAS)
+    """A `_temporary` folder under the node's table folder, <warehouse>/<schema>.db/<name>, or
+    under its pending table's (`<name>__dbt_pending`, where an incremental run writes: docs/faults.md)."""
+    folders = (
+        sandbox.warehouse / f"{schema}.db" / name for schema in BUILT_SCHEMAS for name in (node, f"{node}__dbt_pending")
+    )
     return any(any(True for _ in folder.rglob("_temporary")) for folder in folders if folder.is_dir())
 
 
