@@ -10,7 +10,7 @@ path, as the metastore holds absolute locations) to the state before the build i
 
 Each kill point starts `dbt build` and has dbt and its JVM killed when its trigger fires: a node's
 START line on dbt's stdout plus a delay, or a table's write in flight (Spark's `_temporary`
-folder under the table's folder). A build that finishes before its trigger fails the test: the
+folder under the table's folder, or its pending table's for an incremental run). A build that finishes before its trigger fails the test: the
 kill point was missed. docs/faults.md lists the kill points and what each one proves.
 
 Each kill point costs about three dbt builds' time (several minutes for all of them on a 2-core
