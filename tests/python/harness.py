@@ -206,8 +206,8 @@ def built_relations() -> dict[str, str]:
     for schema in (MART_SCHEMA, INTERMEDIATE_SCHEMA, STAGING_SCHEMA):
         for table in spark.sql(f"show tables in {schema}").collect():
             name = table["tableName"]
-            # Temporary views of other tests are listed in every schema; __dbt_tmp is an incremental's.
-            if table["isTemporary"] or name.endswith("__dbt_tmp"):
+            # Temporary views of other tests are listed in every schema.
+            if table["isTemporary"]:
                 continue
             kind = spark.sql(f"describe table extended {schema}.{name}").where("col_name = 'Type'").first()[1]
             if kind != "VIEW" or schema == MART_SCHEMA:

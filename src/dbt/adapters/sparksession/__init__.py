@@ -1,7 +1,8 @@
 """dbt adapter plugin `sparksession`: dbt-spark on the project's in-process SparkSession.
 
 Declared with `dependencies=["spark"]`, so every dbt-spark macro and materialization applies;
-this plugin adds the session setup and the `session` submission method for Python models.
+this plugin adds the session setup, the `session` submission method for Python models and an
+incremental materialization whose writes survive a killed process (pending_writes.py).
 """
 
 from dbt.adapters.base import AdapterPlugin

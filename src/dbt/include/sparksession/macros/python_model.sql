@@ -7,6 +7,11 @@
 -#}
 
 {% macro sparksession__create_table_as(temporary, relation, compiled_code, language='sql') -%}
+    {#- A killed `create table as` leaves files in a folder no table owns; Spark then refuses the
+        folder to the next one (dbt/adapters/sparksession/pending_writes.py). -#}
+    {%- if not temporary -%}
+        {% do adapter.clear_unregistered_location(relation) %}
+    {%- endif -%}
     {%- if language == 'python' -%}
         {{ sparksession_py_write_table(compiled_code, relation) }}
     {%- else -%}

@@ -1,0 +1,145 @@
+"""Kill-safe table writes of the sparksession adapter: files move, they are never rewritten in place.
+
+Spark replaces a table's data in place: `insert overwrite` deletes a partition's files, then moves
+the new ones in; `insert into` moves the new files in one by one at job commit; `create table as`
+writes into the table's folder before the metastore knows the table. A process killed in between
+leaves a table with part of its old or new data (an incremental model then reads a wrong `this` on
+every later run) or a folder that makes the next `create table as` fail.
+
+Here an incremental run first writes its new rows to a complete table of their own (the pending
+table, `<model>__dbt_pending`: `create table as` registers it only once its data is written), then
+moves that table's files into the model's table with renames, each atomic, and drops the pending
+table last. A pending table that exists at the start of a run is the write of a killed run: it is
+applied then, whatever part of it was applied before, since every step skips what is done.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+# Spark and Hadoop keep job and commit state in entries whose names start with these.
+HIDDEN_PREFIXES = ("_", ".")
+
+
+def _quoted(relation: Any) -> str:
+    return f"`{relation.schema}`.`{relation.identifier}`"
+
+
+class TableFiles:
+    """Hadoop file system operations on the folders of managed tables (local, HDFS, object stores)."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        jvm: Any = spark._jvm
+        self._path = jvm.org.apache.hadoop.fs.Path
+        self._conf = spark._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+
+    def path(self, *parts: Any) -> Any:
+        """A Hadoop Path: from a URI text, or a parent Path and a relative child path."""
+        return self._path(*parts)
+
+    def fs(self, path: Any) -> Any:
+        return path.getFileSystem(self._conf)
+
+    def visible_children(self, path: Any) -> list[Any]:
+        fs = self.fs(path)
+        if not fs.exists(path):
+            return []
+        return [s.getPath() for s in fs.listStatus(path) if not s.getPath().getName().startswith(HIDDEN_PREFIXES)]
+
+    def leaves(self, root: Any, depth: int) -> list[str]:
+        """Relative paths of the folders `depth` levels under `root` (one per partition; `.` for
+        the root itself)."""
+        level = [(".", root)]
+        for _ in range(depth):
+            level = [
+                (child.getName() if relative == "." else f"{relative}/{child.getName()}", child)
+                for relative, path in level
+                for child in self.visible_children(path)
+                if self.fs(child).getFileStatus(child).isDirectory()
+            ]
+        return [relative for relative, _ in level]
+
+    def move_files(self, source: Any, target: Any) -> None:
+        """Every data file of `source` into `target` under the same name (unique: Spark names
+        files after their write job)."""
+        fs = self.fs(target)
+        fs.mkdirs(target)
+        for file in self.visible_children(source):
+            if not fs.rename(file, self.path(target, file.getName())):
+                raise OSError(f"could not move {file} to {target}")
+
+    def replace_folder(self, source: Any, target: Any) -> None:
+        """`target` replaced by `source`. Killed between the two steps, `source` is still there
+        and a second call finishes the move."""
+        fs = self.fs(target)
+        fs.delete(target, True)
+        fs.mkdirs(target.getParent())
+        if not fs.rename(source, target):
+            raise OSError(f"could not move {source} to {target}")
+
+    def remove(self, path: Any) -> None:
+        self.fs(path).delete(path, True)
+
+
+def table_location(spark: SparkSession, relation: Any) -> str:
+    rows = spark.sql(f"describe table extended {_quoted(relation)}").collect()
+    return next(row.data_type for row in rows if row.col_name == "Location")
+
+
+def default_location(spark: SparkSession, relation: Any) -> str:
+    """Where `create table` puts a managed table: the schema's folder plus the lowercase name."""
+    rows = spark.sql(f"describe schema extended `{relation.schema}`").collect()
+    schema_folder = next(row.info_value for row in rows if row.info_name == "Location")
+    return f"{schema_folder.rstrip('/')}/{relation.identifier.lower()}"
+
+
+def table_exists(spark: SparkSession, relation: Any) -> bool:
+    return spark.catalog.tableExists(f"{relation.schema}.{relation.identifier}")
+
+
+def clear_unregistered_location(spark: SparkSession, relation: Any) -> bool:
+    """Removes what a killed `create table as` left in the folder of a table the metastore does
+    not know (Spark refuses to create a managed table over a non-empty folder). True if removed."""
+    if table_exists(spark, relation):
+        return False
+    files = TableFiles(spark)
+    folder = files.path(default_location(spark, relation))
+    if not files.fs(folder).exists(folder):
+        return False
+    files.remove(folder)
+    return True
+
+
+def apply_pending(spark: SparkSession, pending: Any, target: Any, partition_by: list[str], replace: bool) -> bool:
+    """Moves the data of table `pending` into table `target` and drops `pending`; False if there is
+    no pending table. Per partition (`partition_by`, in the tables' order): `replace` swaps the
+    target's partition folder for the pending one (insert_overwrite), else the files are added to
+    it (append)."""
+    if not table_exists(spark, pending):
+        return False
+    files = TableFiles(spark)
+    source_root = files.path(table_location(spark, pending))
+    target_root = files.path(table_location(spark, target))
+    for partition in files.leaves(source_root, len(partition_by)):
+        source = source_root if partition == "." else files.path(source_root, partition)
+        destination = target_root if partition == "." else files.path(target_root, partition)
+        if not files.fs(source).exists(source):
+            continue  # moved by the killed run
+        if replace:
+            files.replace_folder(source, destination)
+        else:
+            files.move_files(source, destination)
+    finish(spark, pending, target, partitioned=bool(partition_by))
+    return True
+
+
+def finish(spark: SparkSession, pending: Any, target: Any, partitioned: bool) -> None:
+    """After the moves: the metastore learns the target's new partitions, the session forgets the
+    files it listed, and the pending table goes."""
+    if partitioned:
+        spark.sql(f"alter table {_quoted(target)} recover partitions")
+    spark.sql(f"refresh table {_quoted(target)}")
+    spark.sql(f"drop table {_quoted(pending)}")

@@ -1,0 +1,66 @@
+{#-
+    dbt-spark's incremental materialization with kill-safe writes (dbt/adapters/sparksession/
+    pending_writes.py): an incremental run writes its rows to a pending table, complete before
+    anything of the model's table changes, then moves its files in (append: added to the table or
+    its partitions; insert_overwrite: each partition it holds replaces the table's). A pending table
+    left by a killed run is applied before the model reads `this` again; a full build discards it.
+    Otherwise as dbt-spark's: same strategies (append, insert_overwrite with partition_by), schema
+    change handling, hooks, grants and docs.
+-#}
+
+{% materialization incremental, adapter='sparksession', supported_languages=['sql', 'python'] -%}
+  {%- set raw_file_format = config.get('file_format', default='parquet') -%}
+  {%- set raw_strategy = config.get('incremental_strategy') or 'append' -%}
+  {%- set grant_config = config.get('grants') -%}
+  {%- set file_format = dbt_spark_validate_get_file_format(raw_file_format) -%}
+  {%- set strategy = dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) -%}
+  {%- set partition_by = config.get('partition_by') or [] -%}
+  {%- if partition_by is string -%}
+    {%- set partition_by = [partition_by] -%}
+  {%- endif -%}
+  {%- if strategy not in ['append', 'insert_overwrite'] or (strategy == 'insert_overwrite' and not partition_by) -%}
+    {{ exceptions.raise_compiler_error(
+        'sparksession writes incremental models with strategy append, or insert_overwrite with partition_by; '
+        ~ model.name ~ ' has ' ~ strategy ~ (' without partition_by' if strategy == 'insert_overwrite' else '')
+    ) }}
+  {%- endif -%}
+  {%- set language = model['language'] -%}
+  {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
+  {%- set target_relation = this -%}
+  {%- set existing_relation = load_relation(this) -%}
+  {%- set pending_relation = this.incorporate(path={"identifier": this.identifier ~ '__dbt_pending'}, type='table') -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {%- if existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
+    {% do adapter.drop_pending_write(pending_relation) %}
+    {%- if existing_relation is not none -%}
+      {% do adapter.drop_relation(existing_relation) %}
+    {%- endif -%}
+    {%- call statement('main', language=language) -%}
+      {{ create_table_as(False, target_relation, compiled_code, language) }}
+    {%- endcall -%}
+    {% do persist_constraints(target_relation, model) %}
+  {%- else -%}
+    {#- A killed run's rows first: the model's code reads `this` as that run left it. -#}
+    {% do adapter.apply_pending_write(pending_relation, target_relation, partition_by, strategy == 'insert_overwrite') %}
+    {%- call statement('main', language=language) -%}
+      {{ create_table_as(False, pending_relation, compiled_code, language) }}
+    {%- endcall -%}
+    {#- A write that fails the schema check must not be applied by the next run. -#}
+    {%- if on_schema_change == 'fail' and check_for_schema_changes(pending_relation, existing_relation)['schema_changed'] -%}
+      {% do adapter.drop_pending_write(pending_relation) %}
+      {% do exceptions.raise_compiler_error(
+          'The columns of ' ~ model.name ~ ' changed and on_schema_change is fail: run it with --full-refresh'
+      ) %}
+    {%- endif -%}
+    {%- do process_schema_changes(on_schema_change, pending_relation, existing_relation) -%}
+    {% do adapter.apply_pending_write(pending_relation, target_relation, partition_by, strategy == 'insert_overwrite') %}
+  {%- endif -%}
+
+  {% set should_revoke = should_revoke(existing_relation, should_full_refresh()) %}
+  {% do apply_grants(target_relation, grant_config, should_revoke) %}
+  {% do persist_docs(target_relation, model) %}
+  {{ run_hooks(post_hooks) }}
+  {{ return({'relations': [target_relation]}) }}
+{%- endmaterialization %}

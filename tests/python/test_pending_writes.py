@@ -1,0 +1,140 @@
+"""The sparksession adapter's kill-safe writes (dbt/adapters/sparksession/pending_writes.py), step by
+step: a write stopped at any step (as by a killed process) and applied again gives the table the
+rows of a write that was never stopped. The whole build killed at chosen points:
+tests/python/test_kill_rerun.py (opt-in)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from dbt.adapters.spark.relation import SparkRelation
+
+from dbt.adapters.sparksession import pending_writes
+from harness import spark_session
+
+pytestmark = [pytest.mark.spark]
+
+SCHEMA = "pending_writes_test"
+
+
+class Killed(Exception):
+    """Stands for the process dying: nothing after the step runs."""
+
+
+def relation(name: str) -> SparkRelation:
+    return SparkRelation.create(schema=SCHEMA, identifier=name)
+
+
+def rows(name: str) -> Counter[str]:
+    frame = spark_session().table(f"{SCHEMA}.{name}")
+    return Counter(json.dumps(row.asDict(), sort_keys=True) for row in frame.collect())
+
+
+def create(name: str, values: list[tuple[int, str]], partitioned: bool) -> None:
+    """Table `name` of (bucket, value) rows, in several files per partition."""
+    spark = spark_session()
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    spark.sql(f"drop table if exists {SCHEMA}.{name}")
+    partitioning = "partitioned by (bucket)" if partitioned else ""
+    spark.sql(f"create table {SCHEMA}.{name} (value string, bucket int) using parquet {partitioning}")
+    frame = spark.createDataFrame(values, "bucket int, value string").select("value", "bucket")
+    frame.repartition(2).write.insertInto(f"{SCHEMA}.{name}")
+
+
+TARGET = [(1, "a"), (1, "b"), (2, "c"), (3, "d")]
+PENDING = [(1, "e"), (3, "f"), (3, "g"), (4, "h")]
+
+
+def as_rows(values: list[tuple[int, str]]) -> Counter[str]:
+    return Counter(json.dumps({"bucket": b, "value": v}, sort_keys=True) for b, v in values)
+
+
+def expected(replace: bool) -> Counter[str]:
+    """What the write gives: insert_overwrite replaces the partitions it has rows for."""
+    replaced = {bucket for bucket, _ in PENDING} if replace else set()
+    return as_rows([(b, v) for b, v in TARGET if b not in replaced] + PENDING)
+
+
+def after_first_call(step: Callable[..., Any]) -> Callable[..., Any]:
+    """`step` that dies when called a second time, before doing anything."""
+    calls = []
+
+    def stopped(*args: Any) -> Any:
+        if calls:
+            raise Killed
+        calls.append(args)
+        return step(*args)
+
+    return stopped
+
+
+def delete_then_die(files: pending_writes.TableFiles, source: Any, target: Any) -> None:
+    """replace_folder killed between the old partition's delete and the new one's move."""
+    files.fs(target).delete(target, True)
+    raise Killed
+
+
+def one_file_then_die(files: pending_writes.TableFiles, source: Any, target: Any) -> None:
+    """move_files killed after moving one file of several."""
+    first = files.visible_children(source)[0]
+    files.fs(target).rename(first, files.path(target, first.getName()))
+    raise Killed
+
+
+def die(*args: Any, **kwargs: Any) -> None:
+    raise Killed
+
+
+KILLS = {
+    "overwrite-between-partitions": (True, True, "replace_folder", after_first_call),
+    "overwrite-inside-a-partition": (True, True, "replace_folder", lambda real: delete_then_die),
+    "append-between-partitions": (False, True, "move_files", after_first_call),
+    "append-between-files": (False, False, "move_files", lambda real: one_file_then_die),
+    "overwrite-after-the-moves": (True, True, "finish", lambda real: die),
+    "append-after-the-moves": (False, False, "finish", lambda real: die),
+}
+
+
+@pytest.mark.parametrize("kill", KILLS)
+def test_a_killed_write_applied_again_gives_the_whole_write(kill: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    replace, partitioned, step, killed = KILLS[kill]
+    spark = spark_session()
+    create("target", TARGET, partitioned)
+    create("pending", PENDING, partitioned)
+    partition_by = ["bucket"] if partitioned else []
+    owner = pending_writes if step == "finish" else pending_writes.TableFiles
+    with monkeypatch.context() as patch:
+        patch.setattr(owner, step, killed(getattr(owner, step)))
+        with pytest.raises(Killed):
+            pending_writes.apply_pending(spark, relation("pending"), relation("target"), partition_by, replace)
+    assert pending_writes.apply_pending(spark, relation("pending"), relation("target"), partition_by, replace)
+    assert rows("target") == expected(replace)
+    assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
+
+
+def test_no_pending_table_is_nothing_to_apply() -> None:
+    spark = spark_session()
+    create("target", TARGET, partitioned=True)
+    spark.sql(f"drop table if exists {SCHEMA}.pending")
+    assert not pending_writes.apply_pending(spark, relation("pending"), relation("target"), ["bucket"], True)
+    assert rows("target") == as_rows(TARGET)
+
+
+def test_create_table_as_over_a_killed_ones_folder() -> None:
+    """A folder left by a killed `create table as` (files, no table) is removed; a table's is kept."""
+    spark = spark_session()
+    create("target", TARGET, partitioned=False)
+    spark.sql(f"drop table if exists {SCHEMA}.orphan")
+    leftover = pending_writes.default_location(spark, relation("orphan"))
+    spark.createDataFrame([(9,)], "x int").write.parquet(f"{leftover}/_temporary/0")
+    with pytest.raises(Exception, match="LOCATION_ALREADY_EXISTS|not empty|already exists"):
+        spark.sql(f"create table {SCHEMA}.orphan using parquet as select 1 as x")
+    assert pending_writes.clear_unregistered_location(spark, relation("orphan"))
+    spark.sql(f"create table {SCHEMA}.orphan using parquet as select 1 as x")
+    assert [row.x for row in spark.table(f"{SCHEMA}.orphan").collect()] == [1]
+    assert not pending_writes.clear_unregistered_location(spark, relation("target"))
+    assert rows("target") == as_rows(TARGET)
