@@ -103,7 +103,10 @@ def undocumented_columns(resource: dict) -> list[str]:
 
 
 def signature_arguments(macro: dict) -> list[str]:
-    """Parameter names of a `{% macro name(...) %}` or `{% test name(...) %}` definition."""
+    """Parameter names of a `{% macro name(...) %}` or `{% test name(...) %}` definition; a
+    `{% materialization name, adapter=... %}` takes none (dbt calls it with its context)."""
+    if re.match(r"\{%-?\s*materialization\s", macro["macro_sql"]):
+        return []
     match = re.match(r"\{%-?\s*(?:macro|test)\s+\w+\s*\((.*?)\)\s*-?%\}", macro["macro_sql"], re.DOTALL)
     assert match, f"no signature found in {macro['unique_id']}"
     # Jinja parameter lists (names, literal defaults) parse as Python ones.
