@@ -186,9 +186,10 @@ json_documents as (
 
 {% macro cdc_ddl_op(statement) -%}
     {#- The staged DDL op of a statement, from its leading keywords (blanks and comments skipped);
-        `transform` over a one-element array names the normalised head once. -#}
+        `transform` over a one-element array names the normalised head once. Its Python twin,
+        src/cdc_unify/decoders/_ddl.py, must agree on tests/fixtures/ddl_statements.json. -#}
     transform(
-        array(lower(regexp_replace({{ statement }}, '^(?s)(\\s|/\\*.*?\\*/|--[^\\n]*\\n)*', ''))),
+        array(lower(regexp_replace({{ statement }}, '^(?s)(\\s|/\\*.*?\\*/|--[^\\n]*\\n|#[^\\n]*\\n)*', ''))),
         head -> case
             when head rlike '^create\\s+(unique\\s+|fulltext\\s+|spatial\\s+)?index\\b' then 'CREATE_INDEX'
             when head rlike '^drop\\s+index\\b' then 'DROP_INDEX'

@@ -49,6 +49,7 @@ from cdc_unify.canonical import (
     parse_integer_text,
 )
 from cdc_unify.contract import STAGED_COLUMNS
+from cdc_unify.decoders._ddl import statement_op
 from cdc_unify.decoders._mysql_types import jdbc_logical_type, mysql_logical_type
 from cdc_unify.decoders._staged_rows import (
     STAGED_ARROW_SCHEMA,
@@ -588,27 +589,10 @@ def source_position(source: dict[str, Any]) -> tuple[str | None, int | None]:
     return None, None
 
 
-# The leading-keyword rules of the SQL macro cdc_ddl_op (macros/staging.sql), which the SQL models use:
-# comments and blanks skipped, first match wins.
-_DDL_PREFIX = r"(?is)^(\s|/\*.*?\*/|--[^\n]*\n)*"
-_DDL_RULES = tuple(
-    (re.compile(_DDL_PREFIX + pattern), op)
-    for pattern, op in (
-        (r"create\s+(unique\s+|fulltext\s+|spatial\s+)?index\b", "CREATE_INDEX"),
-        (r"drop\s+index\b", "DROP_INDEX"),
-        (r"(rename\s+table\b|alter\s+table\s+\S+\s+rename\s+(to|as)\b)", "RENAME"),
-        (r"create\b", "CREATE"),
-        (r"alter\b", "ALTER"),
-        (r"drop\b", "DROP"),
-        (r"truncate\b", "TRUNCATE"),
-    )
-)
-
-
 def ddl_op(statement: str | None, change_type: str | None, default: str) -> str:
     """DDL kind from the statement's leading keywords; without a statement, the tableChanges type."""
     if statement and statement.strip():
-        return next((op for rule, op in _DDL_RULES if rule.match(statement)), "QUERY")
+        return statement_op(statement)
     kind = (change_type or "").upper()
     return kind if kind in ("CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE") else default
 

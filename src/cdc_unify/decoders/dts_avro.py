@@ -31,6 +31,7 @@ import pyarrow as pa
 from cdc_unify import canonical as c
 from cdc_unify.contract import STAGED_COLUMNS
 from cdc_unify.decoders import _staged_rows as twins
+from cdc_unify.decoders._ddl import statement_head, statement_op
 from cdc_unify.decoders._strict_json import loads_strict
 from cdc_unify.decoders._value_text import interval_ds_text, interval_ym_text, zone_of
 
@@ -528,17 +529,18 @@ def canonicalize_image(
 # ================================================================ 3. events
 _IDENT = r"(?:`(?:[^`]|``)*`|\"(?:[^\"]|\"\")*\"|[\w$]+)"
 _QUALIFIED = rf"({_IDENT}(?:\s*\.\s*{_IDENT})?)"
-_DDL_PATTERNS = (
-    ("CREATE_INDEX", rf"create\s+(?:unique\s+|fulltext\s+|spatial\s+)?index\s+{_IDENT}\s+on\s+{_QUALIFIED}"),
-    ("DROP_INDEX", rf"drop\s+index\s+{_IDENT}\s+on\s+{_QUALIFIED}"),
-    ("CREATE", rf"create\s+(?:temporary\s+)?table\s+(?:if\s+not\s+exists\s+)?{_QUALIFIED}"),
-    ("ALTER", rf"alter\s+(?:online\s+|ignore\s+)?table\s+{_QUALIFIED}"),
-    ("DROP", rf"drop\s+(?:temporary\s+)?table\s+(?:if\s+exists\s+)?{_QUALIFIED}"),
-    ("RENAME", rf"rename\s+table\s+{_QUALIFIED}"),
-    ("TRUNCATE", rf"truncate\s+(?:table\s+)?{_QUALIFIED}"),
-)
-_DDL_RES = tuple((op, re.compile(pattern, re.IGNORECASE)) for op, pattern in _DDL_PATTERNS)
-_LEADING_COMMENTS_RE = re.compile(r"^(?:\s+|/\*.*?\*/|--[^\n]*\n|#[^\n]*\n)*", re.DOTALL)
+# Where each op's statement names its table (CREATE VIEW, CREATE DATABASE ... name none: the
+# record's objectName does); the op itself comes from the shared classification (_ddl.py).
+_DDL_TABLES = {
+    "CREATE_INDEX": rf"create\s+(?:unique\s+|fulltext\s+|spatial\s+)?index\s+{_IDENT}\s+on\s+{_QUALIFIED}",
+    "DROP_INDEX": rf"drop\s+index\s+{_IDENT}\s+on\s+{_QUALIFIED}",
+    "CREATE": rf"create\s+(?:temporary\s+)?table\s+(?:if\s+not\s+exists\s+)?{_QUALIFIED}",
+    "ALTER": rf"alter\s+(?:online\s+|ignore\s+)?table\s+{_QUALIFIED}",
+    "DROP": rf"drop\s+(?:temporary\s+)?table\s+(?:if\s+exists\s+)?{_QUALIFIED}",
+    "RENAME": rf"(?:rename\s+table|alter\s+table)\s+{_QUALIFIED}",
+    "TRUNCATE": rf"truncate\s+(?:table\s+)?{_QUALIFIED}",
+}
+_DDL_TABLE_RES = {op: re.compile(pattern, re.IGNORECASE) for op, pattern in _DDL_TABLES.items()}
 
 
 def _unquote(identifier: str) -> str:
@@ -552,14 +554,13 @@ def _unquote(identifier: str) -> str:
 
 def parse_ddl(statement: str) -> tuple[str, str | None, str | None]:
     """DDL text -> (staged op, database or None, table or None); unrecognised text is QUERY."""
-    text = _LEADING_COMMENTS_RE.sub("", statement, count=1)
-    for op, pattern in _DDL_RES:
-        m = pattern.match(text)
-        if m:
-            parts = re.findall(_IDENT, m.group(1))
-            names = [_unquote(p) for p in parts]
-            return op, (names[0] if len(names) == 2 else None), names[-1]
-    return "QUERY", None, None
+    op = statement_op(statement)
+    table = _DDL_TABLE_RES.get(op)
+    m = table.match(statement_head(statement)) if table else None
+    if m is None:
+        return op, None, None
+    names = [_unquote(p) for p in re.findall(_IDENT, m.group(1))]
+    return op, (names[0] if len(names) == 2 else None), names[-1]
 
 
 def split_object_name(object_name: str) -> list[str]:
