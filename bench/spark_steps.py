@@ -36,7 +36,9 @@ from cdc_unify.contract import DIALECTS
 from cdc_unify.spark import get_spark
 
 AVRO_DIALECTS = frozenset({"dts_avro"})
-FEED = "bench"
+# A feed per dialect, as `cdc-unify load --generated` lands them: each dialect's messages are their
+# own copy of the simulated source, and rows of one feed never meet another's.
+FEED_PREFIX = "bench"
 # Every batch gets one fixed landing time: staged output does not depend on the clock.
 BATCH_LANDED_AT = {1: dt.datetime(2024, 6, 1, 1, tzinfo=dt.UTC), 2: dt.datetime(2024, 6, 1, 2, tzinfo=dt.UTC)}
 SCHEMA_SAMPLE = 2000  # values per dialect the JSON structure is inferred from
@@ -51,7 +53,9 @@ def land(spark: SparkSession, data_dir: Path, batch: int) -> dict[str, int]:
         if not path.is_file():
             continue
         records = spark.read.parquet(str(path))
-        landing.append_landing(landing.kafka_to_landing(records, FEED, F.lit(BATCH_LANDED_AT[batch])), dialect)
+        landing.append_landing(
+            landing.kafka_to_landing(records, f"{FEED_PREFIX}_{dialect}", F.lit(BATCH_LANDED_AT[batch])), dialect
+        )
         rows[dialect] = records.count()
         print(f"[land] batch {batch}: {dialect} {rows[dialect]:,} messages", file=sys.stderr, flush=True)
     return rows

@@ -357,6 +357,20 @@ def test_cli_load_prints_rows_per_file(spark, tmp_path, feed, capsys):
     assert "--allow-duplicates" in capsys.readouterr().err
 
 
+@pytest.mark.spark
+def test_cli_refuses_a_feed_already_landed_as_another_dialect(spark, tmp_path, feed, capsys):
+    """A source table is identified by its feed: two dialects under one feed would share rows."""
+    jsonl = tmp_path / "messages.jsonl"
+    jsonl.write_bytes(JSONL)
+    assert main(["load", "--dialect", "canal_json", "--feed", feed, str(jsonl)]) == 0
+    capsys.readouterr()
+    code = main(["load", "--dialect", "debezium_json", "--feed", feed, "--allow-duplicates", str(jsonl)])
+    err = capsys.readouterr().err
+    assert (code, err.count("\n")) == (1, 1)
+    assert f"feed '{feed}' is already landed as canal_json, not debezium_json" in err
+    assert landed(spark, "debezium_json", feed) == []
+
+
 # ---------------------------------------------------------------- Spark: unique coordinates (issue 20)
 
 # Issue 20: two `.jsonl` files of one canal_json feed; line 0 of the first is malformed, line 0 of

@@ -151,6 +151,23 @@ def check_no_other_files(plan: list[PlannedLoad], loaded: set[tuple[str, str, st
             )
 
 
+def check_one_dialect_per_feed(plan: list[PlannedLoad], loaded: set[tuple[str, str, str]]) -> None:
+    """Refuse to land a feed under a second dialect: the models identify a source table by its feed,
+    so two dialects' copies of one table under one feed would be folded into the same rows."""
+    from cdc_unify.landing import LandingError
+
+    dialects: dict[str, str] = {}
+    for dialect, feed, _ in sorted(loaded):
+        dialects.setdefault(feed, dialect)
+    for planned in plan:
+        known = dialects.setdefault(planned.feed, planned.dialect)
+        if known != planned.dialect:
+            raise LandingError(
+                f"feed {planned.feed!r} is already landed as {known}, not {planned.dialect}: a feed has one "
+                "dialect, give this one its own --feed"
+            )
+
+
 def loaded_files(spark: SparkSession) -> set[tuple[str, str, str]]:
     """(dialect, feed, sha-256) of every file the ledger says was landed: one query for a whole command."""
     from cdc_unify.landing import LEDGER_TABLE, create_landing_tables
@@ -207,7 +224,9 @@ def run(args: argparse.Namespace) -> int:
         spark = get_spark(warehouse=args.warehouse)
         for done in recover_loads(spark):  # a killed load's leftovers, before the ledger is read
             print(done)
-        skip = loaded_files(spark) if args.skip_loaded else None
+        loaded = loaded_files(spark)
+        check_one_dialect_per_feed(plan, loaded)
+        skip = loaded if args.skip_loaded else None
         if skip is not None and args.generated is not None:
             check_no_other_files(plan, skip)
         for load in loads:
