@@ -100,8 +100,11 @@ lint: install
 	$(BIN)/sqlfluff lint --processes 0 $(SQL_DIRS)
 
 # pytest exits 5 when it collected no test: that is a failure too.
+# Two worker processes, one per core: a test spends most of its time in one-threaded dbt and Spark
+# planning, so two run side by side (tests/python/conftest.py says which tests share a worker).
+PYTEST_PARALLEL ?= -n 2 --dist loadgroup
 test: install java-check chromium lint
-	@$(BIN)/pytest; status=$$?; \
+	@$(BIN)/pytest $(PYTEST_PARALLEL); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; fi; \
 	exit $$status
 

@@ -90,3 +90,13 @@ def workload() -> dict:
     from harness import workload_build
 
     return workload_build()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Groups for `make test`'s two pytest-xdist workers (`--dist loadgroup`): a group runs on one
+    worker. Every test that reads the shared workload is in one group, as each worker process would
+    build the workload (four dbt builds) again; any other test goes with its module, whose
+    module-scoped fixtures then run once."""
+    for item in items:
+        group = "workload" if "workload" in getattr(item, "fixturenames", ()) else item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))
