@@ -2,7 +2,8 @@
 
     land        append one generator batch of every dialect to landing.<dialect>
     parse-floor read every landing table and only parse its values: `from_json` of every JSON
-                value into the message's full structure (inferred from a sample), the DTS
+                value into the message's full structure (inferred from a sample; an array value,
+                such as a batch of Canal FlatMessages, into an array of it), the DTS
                 wire decoder (fastavro) for every Avro value; count the rows
     write-floor read every table the dbt build materialized (views excepted) into Spark's
                 `noop` sink, then read it and write it as Parquet (same partition columns) to a
@@ -29,7 +30,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import ArrayType, StructType
 
 from cdc_unify import landing
 from cdc_unify.contract import DIALECTS
@@ -71,8 +72,17 @@ def json_structure(values: DataFrame) -> StructType:
 
 
 def parse_json(table: DataFrame) -> DataFrame:
+    """Every value parsed into its whole structure: an object into the message struct, an array
+    (Canal's batches of FlatMessages) into an array of it. The sample's inference reads an array's
+    elements as records, so the one struct covers both; `from_json` with a struct schema would
+    read an array as a null struct, parsing nothing of it."""
     text = table.where("value is not null").select(F.col("value").cast("string").alias("text"))
-    return text.select(F.from_json("text", json_structure(text)).alias("message"))
+    structure = json_structure(text)
+    is_array = F.ltrim("text").startswith("[")
+    return text.select(
+        F.when(~is_array, F.from_json("text", structure)).alias("message"),
+        F.when(is_array, F.from_json("text", ArrayType(structure))).alias("messages"),
+    )
 
 
 def avro_counts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -105,8 +115,10 @@ def floor_job(spark: SparkSession, dialect: str) -> dict[str, float | int | None
         )
     else:
         parsed = parse_json(table)
-        # count(struct) tests the whole parsed struct, so no field can be pruned from the parse.
-        aggregate = parsed.agg(F.count("message").alias("values"), F.lit(None).cast("bigint").alias("rejected"))
+        # count(struct) and count(array) test the whole parsed value, so no field can be pruned from the parse.
+        aggregate = parsed.agg(
+            (F.count("message") + F.count("messages")).alias("values"), F.lit(None).cast("bigint").alias("rejected")
+        )
     collected, seconds, cpu_seconds = timed(aggregate.collect)
     result = collected[0]
     print(
