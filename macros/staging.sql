@@ -84,8 +84,9 @@
 
 {% macro cdc_json_documents(relation, object_column='message') -%}
     {#- Import CTEs of the JSON staging models: `landing` (the landing rows and record_id), `texts` (value_text,
-        is_utf8), `documents` (exact_document: the value as a variant whose numbers are strings of
-        their exact digits, null when it is not UTF-8 JSON) and `json_documents` (is_json, and
+        is_utf8), `exact_texts` (exact_text: the text with its numbers as strings of their exact
+        digits, for a model that reads it with from_json; null when it is not UTF-8), `documents`
+        (exact_document: exact_text as a variant, null when it is not JSON) and `json_documents` (is_json, and
         `object_column`: the top-level JSON object as map<string,variant>, null for anything else). -#}
 landing as (
     select
@@ -113,11 +114,18 @@ texts as (
     from landing
 ),
 
+exact_texts as (
+    select
+        *,
+        case when is_utf8 then {{ cdc_exact_json('value_text') }} end as exact_text
+    from texts
+),
+
 documents as (
     select
         *,
-        case when is_utf8 then try_parse_json({{ cdc_exact_json('value_text') }}) end as exact_document
-    from texts
+        try_parse_json(exact_text) as exact_document
+    from exact_texts
 ),
 
 json_documents as (
