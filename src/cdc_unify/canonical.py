@@ -65,7 +65,6 @@ INTEGER_TYPES = frozenset({"tinyint", "smallint", "int", "bigint", "ubigint"})
 MAX_INTEGER_DIGITS = 1000
 MAX_DECIMAL_DIGITS = 5000
 _MAX_INTEGER_BITS = math.ceil(MAX_INTEGER_DIGITS * math.log2(10))
-_DECIMAL_RE = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 
 
 class CanonicalError(ValueError):
@@ -82,11 +81,6 @@ class IntervalYM:
 def base_type(logical_type: str) -> str:
     """`decimal(10,2)` -> `decimal`; any other logical type unchanged."""
     return "decimal" if logical_type.startswith("decimal") else logical_type
-
-
-def decimal_precision_scale(logical_type: str) -> tuple[int, int] | None:
-    m = _DECIMAL_RE.match(logical_type)
-    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 # ---------------------------------------------------------------- formatting

@@ -239,17 +239,6 @@ def test_values_their_schema_cannot_read_raise(schema, value):
         dbz.decode_connect_value(value, schema)
 
 
-def test_canonicalize_image_reads_as_sent_values_with_mysql_or_connect_types():
-    values = {"d": "19000", "m": "BNI=", "t": "2018-06-20T13:37:03Z", "u": "AP//////////", "x": "1", "n": None}
-    types = {"d": "date", "m": "decimal(10,2)", "t": "timestamp(6)", "u": "bigint(20) unsigned",
-             "x": "io.debezium.time.Date", "y": "int(11)"}  # fmt: skip
-    canonical, logical = dbz.canonicalize_image(values, types, "Asia/Shanghai")
-    assert canonical == {"d": "2022-01-08", "m": "12.34", "t": "2018-06-20T13:37:03Z",
-                         "u": "18446744073709551615", "x": "1970-01-02", "n": None}  # fmt: skip
-    assert logical == {"d": "date", "m": "decimal(10,2)", "t": "timestamp", "u": "ubigint", "x": "date",
-                       "y": "int", "n": "string"}  # fmt: skip
-
-
 # ---------------------------------------------------------------- (b) messages
 def test_row_event_with_schema_decodes_types_key_position_and_times():
     schema = {"type": "struct", "fields": [

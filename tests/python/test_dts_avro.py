@@ -23,7 +23,6 @@ import pytest
 from cdc_unify.canonical import IntervalYM
 from cdc_unify.contract import STAGED_COLUMNS
 from cdc_unify.decoders import _staged_rows as twins
-from cdc_unify.decoders import canonicalizer_for
 from cdc_unify.decoders import dts_avro as d
 from cdc_unify.generator.encoders import dts_avro as dts_encoder
 from cdc_unify.generator.encoders import encoder_for
@@ -282,14 +281,6 @@ def test_none_placeholder_leaves_the_column_out_and_marks_the_image_partial():
     assert values == {"id": "3", "note": None}
     assert types == {"id": "bigint", "name": "string", "note": "string"}
     assert partial is True
-
-
-def test_canonicalize_image_follows_the_decoders_contract():
-    values = {"a": (NS + "Integer", {"precision": 8, "value": "5"}), "b": None}
-    assert canonicalizer_for(DIALECT)(values, {"a": "2", "b": "10"}, "UTC") == (
-        {"a": "5", "b": None},
-        {"a": "smallint", "b": "date"},
-    )
 
 
 @pytest.mark.parametrize(

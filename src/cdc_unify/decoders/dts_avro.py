@@ -4,7 +4,7 @@ One Kafka value is one bare Avro datum of the public `Record` schema
 (`dts_avro_record.avsc`, verbatim from dts_avro.md section 1).  Small pure layers:
 
 1. wire: `decode_record(value)` -> the Record as a dict, or `Rejected(code, detail)`;
-2. values: `canonical_value` / `canonicalize_image` turn the VALUE union items
+2. values: `canonical_value` / `canonical_image` turn the VALUE union items
    (Integer, Character, Decimal, Float, Timestamp, DateTime, ...) into canonical text;
 3. events: `stage_message(...)` -> the staged row (every contract column except the two
    landing timestamps, which the Arrow wrapper passes through), with ids, sequences and keys
@@ -509,21 +509,6 @@ def canonical_image(
         except (c.CanonicalError, KeyError, TypeError, ValueError) as exc:
             raise c.CanonicalError(f"column {name!r}: {exc}") from None
     return values, types, partial
-
-
-def canonicalize_image(
-    values: dict[str, Any], source_types: dict[str, str], source_tz: str, source_type: str = "MySQL"
-) -> tuple[dict[str, str | None], dict[str, str]]:
-    """The decoders-package contract for this dialect: `values` maps column -> VALUE item
-    (as fastavro returns it with return_record_name=True), `source_types` column -> the
-    dataTypeNumber as text.  DTS values carry their own instants and wall clocks, so
-    `source_tz` is not needed."""
-    del source_tz
-    fields = [
-        (name, int(source_types[name]) if source_types.get(name, "").lstrip("-").isdigit() else None) for name in values
-    ]
-    canon, types, _ = canonical_image(fields, list(values.values()), ValueContext(source_type))
-    return canon, types
 
 
 # ================================================================ 3. events
