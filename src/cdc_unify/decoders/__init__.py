@@ -1,6 +1,6 @@
 """Pure-Python decoders, one module per dialect, testable without Spark.
 
-Each JSON dialect module `cdc_unify.decoders.<dialect>` exposes
+Each module of a dialect staged in SQL, `cdc_unify.decoders.<dialect>`, exposes
 
     canonicalize_image(values, source_types, source_tz) -> (canonical_values, logical_types)
 
