@@ -61,24 +61,16 @@
     {#- The JSON text with every number turned into a JSON string of its exact digits: Spark's JSON
         readers (from_json, get_json_object, parse_json) turn 9.99…E-308 into a double and 12.50 into
         12.5, and refuse numbers of more than 1000 characters, so the rewrite runs before any parse.
-        One regex pass matches a whole string literal (kept) or a number (wrapped in \u0002…\u0003);
-        JSON text cannot hold raw control characters, so the markers are unambiguous: the empty pairs
-        left after strings are dropped, the rest become quotes.  The number pattern is JSON's own
-        (no leading zeros) and skips a number followed by `:`, so text that is not JSON (`{1: 2}`,
-        `[01]`) stays invalid after the rewrite.  Possessive quantifiers keep the pass linear and
-        stack-safe on long strings. -#}
+        One regex pass: each match is a whole string literal (group 1: its content) or a number
+        (group 2), and the replacement `"$1$2"` writes either back between quotes, as Java appends
+        nothing for the group that did not take part. The number pattern is JSON's own (no leading
+        zeros) and skips a number followed by `:`, so text that is not JSON (`{1: 2}`, `[01]`) stays
+        invalid after the rewrite. Possessive quantifiers keep the pass linear and stack-safe on long
+        strings. tests/python/test_exact_json.py checks it against Python's JSON parser. -#}
     regexp_replace(
-        regexp_replace(
-            regexp_replace(
-                {{ text }},
-                '("(?:[^"\\\\]++|\\\\.)*+")|(-?(?:0|[1-9][0-9]*+)(?:[.][0-9]++)?+(?:[eE][+-]?+[0-9]++)?+)(?!\\s*:)',
-                '$1\u0002$2\u0003'
-            ),
-            '\u0002\u0003',
-            ''
-        ),
-        '[\u0002\u0003]',
-        '"'
+        {{ text }},
+        '"((?:[^"\\\\]++|\\\\.)*+)"|(-?(?:0|[1-9][0-9]*+)(?:[.][0-9]++)?+(?:[eE][+-]?+[0-9]++)?+)(?!\\s*:)',
+        '"$1$2"'
     )
 {%- endmacro %}
 
