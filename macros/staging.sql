@@ -25,8 +25,22 @@
 {%- endmacro %}
 
 {% macro cdc_canonical_image(dialect, values, source_types) -%}
-    {#- Python decoder of the dialect over Arrow batches: struct<values, types, error>. -#}
+    {#- An image in canonical text: struct<values, types, error>. Dialects that send no column types
+        (CKafka format one, OMS Default, SharePlex) keep every value as sent and type it `string`
+        (docs/staged-contract.md): plain SQL, as a Python round trip would change nothing. The
+        others run the dialect's Python decoder over Arrow batches (cdc_unify.udfs). -#}
+    {%- if dialect in ('ckafka_json', 'oms_default_json', 'oms_shareplex_json') -%}
+    transform(
+        array({{ values }}),
+        image -> named_struct(
+            'values', image,
+            'types', transform_values(image, (column_name, column_value) -> 'string'),
+            'error', cast(null as string)
+        )
+    )[0]
+    {%- else -%}
     cdc_canonical_image('{{ dialect }}', {{ values }}, {{ source_types }}, '{{ var("source_time_zone") }}')
+    {%- endif %}
 {%- endmacro %}
 
 {% macro cdc_new_landing_rows() -%}

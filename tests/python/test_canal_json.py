@@ -284,12 +284,6 @@ def test_oms_decoder_reads_the_text_protocol():
         canonicalizer_for("oms_canal_json")({"ts": "0000-00-00 00:00:00"}, {"ts": "timestamp"}, SHANGHAI)
 
 
-def test_ckafka_values_are_kept_as_sent():
-    canon, logical = canonicalizer_for("ckafka_json")({"id": "1004", "n": "12.50", "x": None}, {}, SHANGHAI)
-    assert canon == {"id": "1004", "n": "12.50", "x": None}
-    assert logical == {"id": "string", "n": "string", "x": "string"}
-
-
 def _images(dialect: str, message: EncodedMessage) -> list[tuple[dict | None, dict | None, dict]]:
     """(before, after, declared types) per staged row, as the staging model assembles them."""
     parsed = json.loads(message.value, parse_float=str, parse_int=str)
@@ -309,7 +303,8 @@ def _images(dialect: str, message: EncodedMessage) -> list[tuple[dict | None, di
     return rows
 
 
-@pytest.mark.parametrize("dialect", DIALECTS)
+# ckafka_json keeps values as sent in SQL (macro cdc_canonical_image): its Spark tests check them.
+@pytest.mark.parametrize("dialect", [d for d in DIALECTS if d != "ckafka_json"])
 def test_encoded_images_decode_to_the_oracle_without_spark(encoded, dialect):
     canonicalize = canonicalizer_for(dialect)
     for message in encoded[dialect]:

@@ -180,9 +180,6 @@ DECLARED_TYPES = {
     "oms_default_ext_json": tuple(oms_default_ext_json.SCHEMA_TYPE_LOGICAL),
     "oms_dataworks_json": tuple(oms_dataworks_json.LOGICAL_BY_TYPE),
     "dataworks_json": tuple(dataworks_json.LOGICAL_TYPES),
-    "ckafka_json": ("",),
-    "oms_default_json": ("",),
-    "oms_shareplex_json": ("",),
 }
 
 
