@@ -223,29 +223,10 @@ json_documents as (
         decoded), natural_id, position_number and every decoded column.  Decoded columns are nulled
         on tombstones and quarantined messages; a quarantined message is named by its bytes, a
         tombstone by its place in the topic. -#}
-    {%- set decoded_columns = [
-        ('event_kind', 'string'),
-        ('op', 'string'),
-        ('source_db_type', 'string'),
-        ('tenant_name', 'string'),
-        ('database_name', 'string'),
-        ('schema_name', 'string'),
-        ('table_name', 'string'),
-        ('primary_key_columns', 'array<string>'),
-        ('primary_key_source', 'string'),
-        ('primary_key', 'string'),
-        ('before', 'map<string, string>'),
-        ('after', 'map<string, string>'),
-        ('before_is_partial', 'boolean'),
-        ('after_is_partial', 'boolean'),
-        ('column_source_types', 'map<string, string>'),
-        ('column_types', 'map<string, string>'),
-        ('event_ts', 'timestamp'),
-        ('event_ts_precision', 'string'),
-        ('emitted_ts', 'timestamp'),
-        ('source_position', 'string'),
-        ('transaction_id', 'string'),
-    ] -%}
+    {#- The decoded columns: the contract's columns from event_kind to transaction_id (cdc_staged_columns). -#}
+    {%- set staged = cdc_staged_columns() -%}
+    {%- set names = staged | map(attribute=0) | list -%}
+    {%- set decoded_columns = staged[names.index('event_kind'):names.index('transaction_id') + 1] -%}
 with_status as (
     select
         *,

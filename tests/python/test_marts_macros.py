@@ -11,6 +11,7 @@ from typing import Any
 
 import jinja2
 import pytest
+import yaml
 
 from cdc_unify import contract
 
@@ -96,3 +97,14 @@ def test_change_event_columns_cover_the_canonical_event() -> None:
     assert len(columns) == len(set(columns))
     staged = {name for name, _ in contract.STAGED_COLUMNS}
     assert set(columns) - staged == {"split_before_event_id", "delivery_count"}
+
+
+def test_every_dialect_has_a_landing_source_and_a_staging_model() -> None:
+    """The dbt sources (models/staging/_landing__sources.yml) and the staging model folders are the
+    other written copies of the dialect list."""
+    root = MACROS.parents[1]
+    sources = yaml.safe_load((root / "models" / "staging" / "_landing__sources.yml").read_text(encoding="utf-8"))
+    (landing,) = [source for source in sources["sources"] if source["name"] == "landing"]
+    assert [table["name"] for table in landing["tables"]] == list(contract.DIALECTS)
+    models = sorted(path.parent.name for path in (root / "models" / "staging").glob("*/stg_*__changes.*"))
+    assert models == sorted(contract.DIALECTS)
