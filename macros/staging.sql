@@ -88,12 +88,14 @@
     )
 {%- endmacro %}
 
-{% macro cdc_json_documents(relation, object_column='message') -%}
+{% macro cdc_json_documents(relation, object_column='message', record_id=true) -%}
     {#- Import CTEs of the JSON staging models: `landing` (the landing rows and record_id), `texts` (value_text,
         is_utf8), `exact_texts` (exact_text: the text with its numbers as strings of their exact
         digits, for a model that reads it with from_json; null when it is not UTF-8), `documents`
         (exact_document: exact_text as a variant, null when it is not JSON) and `json_documents` (is_json, and
-        `object_column`: the top-level JSON object as map<string,variant>, null for anything else). -#}
+        `object_column`: the top-level JSON object as map<string,variant>, null for anything else).
+        `record_id=false` leaves record_id out for a model that reads these CTEs twice: Spark inlines
+        only a deterministic CTE read twice, and computes any other once behind a shuffle of its rows. -#}
 landing as (
     select
         feed,
@@ -103,11 +105,13 @@ landing as (
         `timestamp`,
         key,
         value,
-        landed_at,
-        {#- What a step that regroups the rows of one landing record keys on: unique per record read,
-            where the landing coordinates are not (two files of a feed, or a Kafka redelivery, may
-            share topic, partition and offset; docs/landing.md). -#}
-        monotonically_increasing_id() as record_id
+        {% if record_id %}
+            {#- What a step that regroups the rows of one landing record keys on: unique per record read,
+                where the landing coordinates are not (two files of a feed, or a Kafka redelivery, may
+                share topic, partition and offset; docs/landing.md). -#}
+            monotonically_increasing_id() as record_id,
+        {% endif %}
+        landed_at
     from {{ relation }}
     {{ cdc_new_landing_rows() }}
 ),

@@ -1,13 +1,13 @@
 {#- Tencent CKafka connector "official format one" (spec 002) -> the staged contract
     (docs/dialects/ckafka_json.md).  DML is format one (TYPE I/U/D, NEW_VALUES/OLD_VALUES, binlog
     position, TIME as a wall clock in var source_time_zone); DDL arrives in Canal shape on the same topic.
-    Format one names no key: var ckafka_primary_keys ('db.table' -> [columns]) wins, else the latest
-    CREATE TABLE of the table seen on the feed, else none. -#}
+    Format one names no key: var ckafka_primary_keys ('db.table' -> [columns]) wins, else the CREATE
+    TABLE of the table on the feed that governs the event's second, else none. -#}
 {%- set primary_keys_json = tojson(var('ckafka_primary_keys')) -%}
 {%- set source_tz = var('source_time_zone') -%}
 
 with
-{{ cdc_json_documents(source('landing', 'ckafka_json')) }},
+{{ cdc_json_documents(source('landing', 'ckafka_json'), record_id=false) }},
 
 message_fields as (
     {#- Format one spells its fields in upper case, the Canal-shaped DDL in lower case. -#}
@@ -222,45 +222,68 @@ decoded as (
     from canonical
 ),
 
-{# An incremental run sees only the new loads: a table created in an earlier run takes the key of
-    the latest CREATE TABLE already staged. #}
+new_creates as (
+    {#- This run's CREATE TABLE statements, a few per table. The text test is exact, not a guess: a
+        CREATE's `type` is the bytes CREATE or a JSON escape. The optimizer moves it below the JSON
+        parse, so this branch parses only the few messages that pass it, not every message twice. -#}
+    select
+        feed,
+        database_name,
+        table_name,
+        unix_seconds(event_ts) as create_second,
+        `partition` as landing_partition,
+        `offset` as landing_offset,
+        ddl_statement,
+        created_key
+    from decoded
+    where
+        (contains(value_text, 'CREATE') or contains(value_text, '\\u'))
+        {#- pre_error_code: a DDL message has no image, so no image error either -#}
+        and pre_error_code is null
+        and created_key is not null
+),
+
 {% if is_incremental() %}
     staged_creates as (
+        {#- On an incremental run, the CREATE TABLE statements staged earlier. -#}
         select
             source_name as feed,
             database_name,
             table_name,
-            event_ts,
+            unix_seconds(event_ts) as create_second,
             landing_partition,
             landing_offset,
+            ddl_statement,
             {{ canal_create_table_primary_key('ddl_statement') }} as created_key
         from {{ this }}
         where op = 'CREATE' and error_code is null
     ),
-
-    prior_keys as (
-        select
-            feed,
-            database_name,
-            table_name,
-            max_by(created_key, struct(event_ts, landing_partition, landing_offset)) as prior_key
-        from staged_creates
-        where created_key is not null
-        group by feed, database_name, table_name
-    ),
-{% else %}
-    prior_keys as (
-        select
-            cast(null as string) as feed,
-            cast(null as string) as database_name,
-            cast(null as string) as table_name,
-            cast(null as array<string>) as prior_key
-        where false
-    ),
 {% endif %}
 
-key_sources as (
+table_creates as (
+    {#- Each table's CREATEs in time order: its second (format one's TIME has no more), then its place
+        in the topic. -#}
     select
+        feed,
+        database_name,
+        table_name,
+        array_sort(
+            collect_list(struct(create_second, landing_partition, landing_offset, ddl_statement, created_key))
+        ) as creates
+    from (
+        select * from new_creates
+        {%- if is_incremental() %}
+            union all
+            select * from staged_creates
+            where created_key is not null
+        {%- endif %}
+    ) as creates
+    group by feed, database_name, table_name
+),
+
+key_sources as (
+    {#- A broadcast join: the wide rows stay where they are, no shuffle or sort of them. -#}
+    select /*+ broadcast(table_creates) */
         decoded.*,
         element_at(
             from_json(
@@ -269,25 +292,23 @@ key_sources as (
             ),
             concat(decoded.database_name, '.', decoded.table_name)
         ) as configured_key,
-        {#- the latest CREATE TABLE of this table up to this event; seconds, as format one's TIME has no more -#}
+        {#- A CREATE keys itself; any other event takes the latest CREATE of its table at or before its
+            second (a CREATE in the same second counts as earlier), else the table's first CREATE: a
+            row stamped before it (a snapshot read's placeholder TIME) is still a row of that table. -#}
         coalesce(
-            last(case when decoded.error_code is null then decoded.created_key end, true) over (
-                partition by decoded.feed, decoded.database_name, decoded.table_name
-                order by
-                    unix_seconds(decoded.event_ts),
-                    case when decoded.error_code is null and decoded.created_key is not null then 0 else 1 end,
-                    decoded.`partition`,
-                    decoded.`offset`
-                rows between unbounded preceding and current row
-            ),
-            prior_keys.prior_key
+            decoded.created_key,
+            aggregate(
+                table_creates.creates,
+                table_creates.creates[0],
+                (governing, c) -> case when c.create_second <= unix_seconds(decoded.event_ts) then c else governing end
+            ).created_key
         ) as ddl_key
     from decoded
-    left join prior_keys
+    left join table_creates
         on
-            decoded.feed = prior_keys.feed
-            and decoded.database_name = prior_keys.database_name
-            and decoded.table_name = prior_keys.table_name
+            decoded.feed = table_creates.feed
+            and decoded.database_name = table_creates.database_name
+            and decoded.table_name = table_creates.table_name
 ),
 
 keyed as (

@@ -16,8 +16,9 @@ seconds, except a share in 13-digit milliseconds (the spec's RENAME sample), `id
 `old`, `mysqlType`, `sqlType`, `pkNames` null.  The format has no heartbeat.
 
 Primary keys: format one names none.  The staged key comes from the dbt var
-`ckafka_primary_keys`, else from the latest CREATE TABLE on the feed (the workload creates
-every table first, so the expectation is the table's key from its CREATE statement).
+`ckafka_primary_keys`, else from the CREATE TABLE on the feed that governs the row's second
+(the workload creates every table first, so the expectation is the table's key from its CREATE
+statement).
 """
 
 from __future__ import annotations
