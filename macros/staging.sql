@@ -29,7 +29,7 @@
         (CKafka format one, OMS Default, SharePlex) keep every value as sent and type it `string`
         (docs/staged-contract.md): plain SQL, as a Python round trip would change nothing. The
         others run the dialect's Python decoder over Arrow batches (cdc_unify.udfs). -#}
-    {%- if dialect in ('ckafka_json', 'oms_default_json', 'oms_shareplex_json') -%}
+    {%- if dialect in ('ckafka_json', 'oms_default_json', 'oms_shareplex_json') %}
     transform(
         array({{ values }}),
         image -> named_struct(
@@ -38,7 +38,7 @@
             'error', cast(null as string)
         )
     )[0]
-    {%- else -%}
+    {%- else %}
     cdc_canonical_image('{{ dialect }}', {{ values }}, {{ source_types }}, '{{ var("source_time_zone") }}')
     {%- endif %}
 {%- endmacro %}
