@@ -229,7 +229,9 @@ def running_pid(files: ServerFiles) -> int | None:
 
 def is_thrift_server(pid: int) -> bool:
     """True while `pid` runs HiveThriftServer2: a recycled pid or an exited (zombie) server is not it."""
-    found = subprocess.run(["ps", "-p", str(pid), "-o", "args="], capture_output=True, text=True, check=False)
+    # -ww: ps cuts the command line at $COLUMNS when that is set (pytest-xdist workers set 80), and
+    # the class name comes after the JVM's long classpath.
+    found = subprocess.run(["ps", "-ww", "-p", str(pid), "-o", "args="], capture_output=True, text=True, check=False)
     return found.returncode == 0 and THRIFT_SERVER_CLASS in found.stdout
 
 
