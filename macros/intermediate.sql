@@ -245,13 +245,21 @@ units_{{ suffix }} as (
 {%- endmacro %}
 
 {% macro cdc_built_and_kept(built, kept, columns) -%}
-    {#- The final select of a key-level incremental model: the rows it built and, on an incremental
-        run, the stored rows it keeps in the partitions it overwrites. -#}
-    select {{ columns | join(', ') }}
+    {#- The final select of a key-level incremental model: the rows it built, stamped with this run's
+        built_at, and, on an incremental run, the stored rows it keeps in the partitions it
+        overwrites, with the built_at of the run that built them. -#}
+    select {{ columns | join(', ') }}, {{ cdc_built_at() }} as built_at
     from {{ built }}
     {%- if is_incremental() %}
         union all
-        select {{ columns | join(', ') }}
+        select {{ columns | join(', ') }}, built_at
         from {{ kept }}
     {%- endif %}
+{%- endmacro %}
+
+{% macro cdc_built_at() -%}
+    {#- When this dbt invocation started (UTC), as a timestamp literal. Every model stamps the rows it
+        writes with it (column built_at), so the data tests of an incremental run check what that
+        run wrote (docs/testing.md) and a model finds what its inputs built since its own last run. -#}
+    timestamp'{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}Z'
 {%- endmacro %}

@@ -7,5 +7,5 @@ with change_events as (
     select * from {{ ref('int_change_events') }}
 )
 
-select {{ cdc_change_event_column_names() | join(', ') }}
+select {{ cdc_change_event_column_names() | join(', ') }}, built_at
 from change_events

@@ -18,6 +18,7 @@ select
     valid_from as last_changed_at,
     op as last_op,
     event_id as last_event_id,
-    version_id
+    version_id,
+    built_at
 from row_history
 where is_current and not is_deleted
