@@ -263,3 +263,10 @@ units_{{ suffix }} as (
         run wrote (docs/testing.md) and a model finds what its inputs built since its own last run. -#}
     timestamp'{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}Z'
 {%- endmacro %}
+
+{% macro cdc_newest_built_at(relation) -%}
+    {#- The built_at of the last run that wrote rows of `relation` (a model's `this`), as a scalar
+        subquery; before any such run, a time before every run. Rows of an input with a later
+        built_at are what the input built since. -#}
+    (select coalesce(max(built_at), timestamp'1900-01-01 00:00:00Z') from {{ relation }})
+{%- endmacro %}

@@ -15,15 +15,17 @@
       per-(identity, column) "last value that was present" window over the changes in sequence
       order: linear in changes x columns, unlike re-merging every prefix of a row's changes
       (quadratic for frequently updated rows).
-    Incremental: an identity's rows depend on its own units and its table's truncates alone. Each
-    row carries what it was built from: its event's fingerprint (int_change_events computes it once
-    per event) and its table's truncates fingerprint. A run compares those with the events and
-    truncates now, recomputes only the identities a new, changed or vanished event touches (now or
-    when built) and every identity of a table whose truncates changed, and, as rows live in
-    `key_bucket` partitions (a hash of table and identity), overwrites the partitions they fall in
-    with the recomputed rows plus the stored rows of every other identity there. The images of an
-    unchanged event are scanned but neither hashed nor turned into units. The result is the full
-    refresh's, late events included, at the cost of the changed identities' windows.
+    Incremental: an identity's rows depend on its own units and its table's truncates alone. A run
+    takes the events int_change_events built since this model last wrote (built_at after the
+    newest of its rows: new events, and events rebuilt by a redelivery or a completed split
+    update), recomputes only the identities those events
+    touch (now or when built) and every identity of a table a new truncate cuts, and, as rows live
+    in `key_bucket` partitions (a hash of table and identity), overwrites the partitions they fall
+    in with the recomputed rows plus the stored rows of every other identity there. What it reads:
+    the built_at, event id and op columns of all events and the identity columns of its own rows
+    (narrow), the images of the events on recomputed identities, and the rows of the partitions
+    it overwrites. A run with nothing new reads the narrow columns and writes nothing. The result
+    is the full refresh's, late events included.
     Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
     that are read several times, and a plan that repeats its inputs grows with every reuse.
 -#}
@@ -90,50 +92,29 @@ table_truncates as (
 ),
 
 {% if is_incremental() %}
-    -- What the stored rows were built from: the unit's event (its fingerprint) and the table's
-    -- truncates. A truncate's deletes carry the truncate's event id: they count as the table's.
+    -- The stored rows: which identity each unit of which event reached or left when built.
     stored_units as (
         select
             table_key,
             unit_identity,
-            event_id,
-            event_fingerprint,
-            truncates_fingerprint,
-            op
+            event_id
         from {{ this }}
     ),
 
-    built_events as (
-        select distinct
-            event_id,
-            event_fingerprint
-        from stored_units
-        where op <> 'TRUNCATE'
-    ),
-
-    current_events as (
-        select
-            event_id,
-            event_fingerprint
-        from events
-        where op <> 'TRUNCATE'
-    ),
-
-    -- Events new or changed since the rows were built, and built events that are gone.
+    -- Events int_change_events built since this model last wrote: new events and the ones it
+    -- rebuilt (a redelivery counted, a split update paired). A BEFORE half a paired update absorbs
+    -- never had units (UPDATE_BEFORE is no row op here), so its going changes no stored row.
     changed_events as (
-        {{ cdc_changed_keys('current_events', 'built_events', ['event_id'], 'event_fingerprint') }}
+        select event_id
+        from {{ ref('int_change_events') }}
+        where built_at > {{ cdc_newest_built_at(this) }}
     ),
 
+    -- A new truncate changes the epochs of every identity of its table.
     changed_tables as (
-        select distinct built_tables.table_key
-        from (
-            select distinct
-                table_key,
-                truncates_fingerprint
-            from stored_units
-        ) as built_tables
-        left join table_truncates on built_tables.table_key = table_truncates.table_key
-        where built_tables.truncates_fingerprint <> coalesce(table_truncates.truncates_fingerprint, {{ no_truncates }})
+        select distinct table_key
+        from events
+        where op = 'TRUNCATE' and built_at > {{ cdc_newest_built_at(this) }}
     ),
 
     {{ cdc_row_units('events', 'of_changed_events', event_ids='changed_events') }},

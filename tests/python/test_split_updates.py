@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from harness import land_messages, run_dbt, table_rows
+from harness import comparable, land_messages, run_dbt, table_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -80,8 +80,5 @@ def test_the_next_run_pairs_the_halves_into_one_update(runs) -> None:
 
 
 def test_incremental_pairing_equals_a_full_refresh(runs) -> None:
-    def comparable(rows: list[dict[str, Any]]) -> list[str]:
-        return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
-
     for name, rows in runs["second"].items():
         assert comparable(rows) == comparable(runs["full_refresh"][name]), name
