@@ -132,21 +132,6 @@
     {%- endif -%}
 {%- endmacro %}
 
-{% macro cdc_event_fingerprint() -%}
-    {#- A 64-bit hash of what int_row_changes reads from an event: its identity, table, op, order,
-        times, key and images (maps as sorted JSON). Computed once when int_change_events builds the
-        event, so an incremental int_row_changes finds changed events without hashing every image. -#}
-    xxhash64(to_json(named_struct(
-        'event_id', event_id, 'event_kind', event_kind, 'op', op, 'source_name', source_name,
-        'dialect', dialect, 'tenant_name', tenant_name, 'database_name', database_name,
-        'schema_name', schema_name, 'table_name', table_name, 'primary_key_columns', primary_key_columns,
-        'primary_key', primary_key, 'sequence', sequence, 'event_ts', event_ts, 'emitted_ts', emitted_ts,
-        'landing_timestamp', landing_timestamp, 'before', {{ cdc_map_json('before') }},
-        'before_is_partial', before_is_partial, 'after', {{ cdc_map_json('after') }},
-        'after_is_partial', after_is_partial
-    )))
-{%- endmacro %}
-
 {% macro cdc_row_units(events, suffix, event_ids=none) -%}
     {#- CTEs `images_<suffix>` .. `units_<suffix>`: the units of the row events of `events` (a CTE of
         int_row_changes' events), or of those whose event_id the CTE `event_ids` holds, one per
@@ -222,26 +207,6 @@ units_{{ suffix }} as (
     from unit_candidates_{{ suffix }}
         lateral view inline(filter(candidates, c -> c is not null)) unit as unit_sign, sub_order, identity
 )
-{%- endmacro %}
-
-{% macro cdc_changed_keys(current, built, key_columns, fingerprint) -%}
-    {#-
-        The keys an incremental run recomputes: keys of `current` whose `fingerprint` differs from
-        the one `built` stores (new keys included), and keys of `built` that `current` no longer
-        has (recomputed to nothing). Both relations have the key columns and the fingerprint.
-    -#}
-    {%- set same_key = [] -%}
-    {%- for column in key_columns -%}
-        {%- do same_key.append(current ~ '.' ~ column ~ ' = ' ~ built ~ '.' ~ column) -%}
-    {%- endfor -%}
-    select {{ current }}.{{ key_columns | join(', ' ~ current ~ '.') }}
-    from {{ current }}
-    left anti join {{ built }}
-        on {{ same_key | join(' and ') }} and {{ current }}.{{ fingerprint }} = {{ built }}.{{ fingerprint }}
-    union
-    select {{ built }}.{{ key_columns | join(', ' ~ built ~ '.') }}
-    from {{ built }}
-    left anti join {{ current }} on {{ same_key | join(' and ') }}
 {%- endmacro %}
 
 {% macro cdc_built_and_kept(built, kept, columns) -%}

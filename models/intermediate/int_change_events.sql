@@ -8,8 +8,6 @@
       half, before image of the BEFORE half). A half whose partner has not landed stays an
       event with its own op, so nothing disappears while it waits.
     Images stay as the message sent them here; int_row_changes folds them into full rows.
-    Each event carries event_fingerprint, a hash of what int_row_changes reads from it, computed
-    when the event is built: int_row_changes finds the events that changed by comparing it.
     Incremental: an event's row depends on the deliveries of its event id and, for a split
     update's half, on the other halves of its pair key alone. A run finds the rows landed since the
     last one (per feed: landed_at after the newest this model holds), rebuilds from all their
@@ -196,13 +194,6 @@ canonical_events as (
     from pair_halves
     -- A paired BEFORE half lives on in its update.
     where not ({{ paired }} and op = 'UPDATE_BEFORE')
-),
-
-fingerprinted_events as (
-    select
-        *,
-        {{ cdc_event_fingerprint() }} as event_fingerprint
-    from canonical_events
 )
 
-{{ cdc_built_and_kept('fingerprinted_events', 'kept_events', columns + ['event_fingerprint', 'event_bucket']) }}
+{{ cdc_built_and_kept('canonical_events', 'kept_events', columns + ['event_bucket']) }}

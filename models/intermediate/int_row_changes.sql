@@ -39,24 +39,21 @@
 {%- set change_order = 'sequence, sub_order, event_id' %}
 {#- What a change row says besides its folded image; every step carries these columns. -#}
 {%- set action_attributes = [
-    'key_bucket', 'identity_fingerprint', 'table_key', 'unit_identity', 'row_key', 'is_keyed', 'source_name', 'dialect',
+    'key_bucket', 'table_key', 'unit_identity', 'row_key', 'is_keyed', 'source_name', 'dialect',
     'tenant_name', 'database_name', 'schema_name', 'table_name', 'primary_key_columns', 'event_id', 'op',
     'sequence', 'sub_order', 'event_ts', 'emitted_ts', 'landing_timestamp', 'change_kind', 'starts_row',
-    'event_fingerprint', 'truncates_fingerprint',
 ] %}
 {#- The model's columns (built rows and, incrementally, the stored rows kept beside them). -#}
 {%- set output_columns = [
     'action_id', 'table_key', 'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name',
     'primary_key_columns', 'row_key', 'row_identity', 'event_id', 'op', 'change_kind', 'starts_row', 'sequence',
     'sub_order', 'segment', 'event_ts', 'emitted_ts', 'landing_timestamp', 'row_values', 'row_values_json',
-    'is_deleted', 'unit_identity', 'identity_fingerprint', 'event_fingerprint', 'truncates_fingerprint', 'key_bucket',
+    'is_deleted', 'unit_identity', 'key_bucket',
 ] %}
 {#- What a truncate's spawned delete takes from the truncate event itself. -#}
 {%- set truncate_attributes = [
-    'event_id', 'op', 'sequence', 'event_ts', 'emitted_ts', 'landing_timestamp', 'event_fingerprint',
+    'event_id', 'op', 'sequence', 'event_ts', 'emitted_ts', 'landing_timestamp',
 ] %}
-{#- The truncates fingerprint of a table without truncates (the hash of an empty list). -#}
-{%- set no_truncates = "xxhash64('[]')" %}
 
 with events as (
     select
@@ -71,24 +68,17 @@ with events as (
 ),
 
 -- Truncates cut a table's history into epochs: epoch n = after the table's n-th truncate.
--- A table has few truncates: they travel as one small array per table, with its hash.
+-- A table has few truncates: they travel as one small array per table.
 table_truncates as (
     select
         table_key,
-        truncates,
-        xxhash64(to_json(truncates)) as truncates_fingerprint
-    from (
-        select
-            table_key,
-            array_sort(collect_list(named_struct(
-                'sequence', sequence, 'event_id', event_id, 'op', op, 'event_ts', event_ts,
-                'emitted_ts', emitted_ts, 'landing_timestamp', landing_timestamp,
-                'event_fingerprint', event_fingerprint
-            ))) as truncates
-        from events
-        where op = 'TRUNCATE'
-        group by table_key
-    ) as collected
+        array_sort(collect_list(named_struct(
+            'sequence', sequence, 'event_id', event_id, 'op', op, 'event_ts', event_ts,
+            'emitted_ts', emitted_ts, 'landing_timestamp', landing_timestamp
+        ))) as truncates
+    from events
+    where op = 'TRUNCATE'
+    group by table_key
 ),
 
 {% if is_incremental() %}
@@ -188,18 +178,13 @@ table_truncates as (
     ),
 {% endif %}
 
--- Each unit with its table's truncates (its epoch) and the hash of its inputs.
-hashed_units as (
+-- Each unit with its table's truncates (its epoch).
+epoch_units as (
     select
         units_to_build.*,
         coalesce(table_truncates.truncates, array()) as truncates,
-        coalesce(table_truncates.truncates_fingerprint, {{ no_truncates }}) as truncates_fingerprint,
         size(filter(coalesce(table_truncates.truncates, array()), t -> t.sequence <= units_to_build.sequence))
-            as epoch,
-        xxhash64(
-            units_to_build.event_fingerprint, units_to_build.unit_sign, units_to_build.identity,
-            coalesce(table_truncates.truncates_fingerprint, {{ no_truncates }})
-        ) as input_hash
+            as epoch
     from units_to_build
     left join table_truncates on units_to_build.table_key = table_truncates.table_key
 ),
@@ -208,10 +193,9 @@ counted_units as (
     select
         *,
         identity as unit_identity,
-        bit_xor(input_hash) over (partition by table_key, identity) as identity_fingerprint,
         count_if(unit_sign = 1) over copy_order as copies_added,
         count_if(unit_sign = -1) over copy_order as copies_removed
-    from hashed_units
+    from epoch_units
     window copy_order as (
         partition by table_key, identity, epoch
         order by sequence, sub_order, event_id
@@ -406,9 +390,6 @@ built_rows as (
         {{ cdc_map_json('row_values') }} as row_values_json,
         change_kind = 'delete' as is_deleted,
         unit_identity,
-        identity_fingerprint,
-        event_fingerprint,
-        truncates_fingerprint,
         key_bucket
     from folded_rows
 )

@@ -31,7 +31,7 @@
 {%- set output_columns = [
     'version_id', 'feed', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name',
     'primary_key_columns', 'primary_key', 'row_identity', 'row_values', 'row_values_json', 'valid_from', 'valid_to',
-    'is_current', 'is_deleted', 'version_number', 'op', 'event_id', 'sequence', 'identity_fingerprint', 'key_bucket',
+    'is_current', 'is_deleted', 'version_number', 'op', 'event_id', 'sequence', 'key_bucket',
 ] %}
 
 with all_row_changes as (
@@ -172,7 +172,6 @@ built_versions as (
         op,
         event_id,
         sequence,
-        identity_fingerprint,
         key_bucket
     from versions
 )
