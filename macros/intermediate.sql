@@ -118,21 +118,39 @@
     {{ return(var('cdc_row_buckets', 64)) }}
 {%- endmacro %}
 
-{% macro cdc_broadcast_keys(key_sets) -%}
+{% macro cdc_may_broadcast(new_rows_sql) -%}
     {#-
-        The hint of a select that filters wide rows by the small key sets of an incremental run
-        (int_change_events, int_row_changes): broadcast them, so the wide side is filtered where it
-        is read instead of shuffled whole to meet the keys (Spark cannot know a key set is small
-        before it runs). A run whose new rows are millions (a backfill without `--full-refresh`)
-        would broadcast millions of keys through the driver: var `cdc_broadcast_new_keys: false`
-        turns the hint off.
+        Whether an incremental run of int_change_events or int_row_changes broadcasts the key sets
+        it filters wide rows by (cdc_broadcast_keys), decided when the run starts: yes while the new
+        rows its keys come from, counted by `new_rows_sql` (a `select count(*)`), are at most var
+        `cdc_broadcast_key_limit` (default 500,000; 0: never). Broadcast, the wide side is filtered
+        where it is read instead of shuffled whole to meet the keys (Spark cannot know a key set is
+        small before it runs); above the limit (a backfill without `--full-refresh`) the keys are
+        shuffled, as broadcasting an unbounded key set goes through the driver's memory.
     -#}
-    {%- if is_incremental() and var('cdc_broadcast_new_keys', true) -%}
+    {%- set limit = var('cdc_broadcast_key_limit', 500000) | int -%}
+    {%- if not (execute and is_incremental()) or limit <= 0 -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {#- A unit test's inputs are fixtures the count cannot read. -#}
+    {%- if model.resource_type == 'unit_test' -%}
+        {{ return(true) }}
+    {%- endif -%}
+    {%- set new_rows = run_query(new_rows_sql).columns[0].values()[0] | int -%}
+    {%- set how = 'broadcast' if new_rows <= limit else 'shuffled' -%}
+    {{ log(this.identifier ~ ': ' ~ new_rows ~ ' new rows, key sets ' ~ how) }}
+    {{ return(new_rows <= limit) }}
+{%- endmacro %}
+
+{% macro cdc_broadcast_keys(key_sets, broadcast) -%}
+    {#- The broadcast hint of a select that filters wide rows by the key sets `key_sets` (CTE names),
+        if `broadcast` (cdc_may_broadcast). -#}
+    {%- if broadcast -%}
         /*+ broadcast({{ key_sets | join(', ') }}) */
     {%- endif -%}
 {%- endmacro %}
 
-{% macro cdc_row_units(events, suffix, event_ids=none) -%}
+{% macro cdc_row_units(events, suffix, event_ids=none, broadcast=false) -%}
     {#- CTEs `images_<suffix>` .. `units_<suffix>`: the units of the row events of `events` (a CTE of
         int_row_changes' events), or of those whose event_id the CTE `event_ids` holds, one per
         identity an event leaves (unit_sign -1) or reaches (+1; 0 for an update that stays on its
@@ -140,7 +158,7 @@
         compute the units of any subset of events. #}
 images_{{ suffix }} as (
     select
-        {% if event_ids %}{{ cdc_broadcast_keys([event_ids]) }} {% endif %}{{ events }}.*,
+        {% if event_ids %}{{ cdc_broadcast_keys([event_ids], broadcast) }} {% endif %}{{ events }}.*,
         -- the row before the change: key columns a partial before image lacks are unchanged
         {{ cdc_overlay('after', 'before') }} as leaving_image,
         {{ cdc_overlay('before', 'after') }} as reaching_image

@@ -24,6 +24,14 @@
 ) }}
 
 {% set columns = cdc_change_event_column_names() %}
+{#- The staged rows landed since the newest this model holds, per feed (the new_rows CTE below). -#}
+{% set broadcast = cdc_may_broadcast(
+    "select count(*) from " ~ ref('int_staged_events') ~ " as staged"
+    ~ " left join (select source_name, max(landed_at) as landed_until from " ~ this ~ " group by source_name) as built"
+    ~ " on staged.source_name = built.source_name"
+    ~ " where staged.message_status = 'decoded'"
+    ~ " and (built.landed_until is null or staged.landed_at > built.landed_until)"
+) %}
 {% set pair_key = [
     'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name', 'source_position',
 ] %}
@@ -105,7 +113,7 @@ with decoded as (
     ),
 
     events_to_build as (
-        select {{ cdc_broadcast_keys(['new_event_ids', 'new_pair_hashes']) }} decoded.*
+        select {{ cdc_broadcast_keys(['new_event_ids', 'new_pair_hashes'], broadcast) }} decoded.*
         from decoded
         left join new_event_ids on decoded.event_id = new_event_ids.event_id
         left join new_pair_hashes on decoded.pair_hash = new_pair_hashes.pair_hash
@@ -118,7 +126,7 @@ with decoded as (
     ),
 
     kept_events as (
-        select {{ cdc_broadcast_keys(['touched_buckets', 'new_event_ids', 'new_pair_hashes']) }} stored.*
+        select {{ cdc_broadcast_keys(['touched_buckets', 'new_event_ids', 'new_pair_hashes'], broadcast) }} stored.*
         from {{ this }} as stored
         left semi join touched_buckets on stored.event_bucket = touched_buckets.event_bucket
         left anti join new_event_ids on stored.event_id = new_event_ids.event_id

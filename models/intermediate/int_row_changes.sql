@@ -36,6 +36,11 @@
     on_schema_change='fail',
 ) }}
 
+{#- The events int_change_events built since this model last wrote (changed_events below): the
+    other key sets grow with them. -#}
+{%- set broadcast = cdc_may_broadcast(
+    "select count(*) from " ~ ref('int_change_events') ~ " where built_at > " ~ cdc_newest_built_at(this)
+) %}
 {%- set change_order = 'sequence, sub_order, event_id' %}
 {#- What a change row says besides its folded image; every step carries these columns. -#}
 {%- set action_attributes = [
@@ -107,7 +112,7 @@ table_truncates as (
         where op = 'TRUNCATE' and built_at > {{ cdc_newest_built_at(this) }}
     ),
 
-    {{ cdc_row_units('events', 'of_changed_events', event_ids='changed_events') }},
+    {{ cdc_row_units('events', 'of_changed_events', event_ids='changed_events', broadcast=broadcast) }},
 
     -- An identity's rows depend on its units and its table's truncates alone: the identities a
     -- changed event reaches or leaves now or did when built, and every identity of a table whose
@@ -144,10 +149,10 @@ table_truncates as (
                 and stored_units.unit_identity = changed_identities.identity
     ),
 
-    {{ cdc_row_units('events', 'of_needed_events', event_ids='needed_events') }},
+    {{ cdc_row_units('events', 'of_needed_events', event_ids='needed_events', broadcast=broadcast) }},
 
     units_to_build as (
-        select {{ cdc_broadcast_keys(['changed_identities']) }} units_of_needed_events.*
+        select {{ cdc_broadcast_keys(['changed_identities'], broadcast) }} units_of_needed_events.*
         from units_of_needed_events
         left semi join changed_identities
             on
