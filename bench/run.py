@@ -306,7 +306,7 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
         "incremental_over_full_build_cpu": ratio(incremental.get("build_cpu_seconds"), build_cpu),
         # The delta (--delta) or, without one, the whole batch 2.
         "delta": delta,
-        "incremental_messages": delta or report["messages"]["batch2"],
+        "incremental_messages": (delta or report["messages"]["batch2"]) if incremental else None,
         "incremental_over_empty_build": ratio(incremental.get("build_seconds"), empty.get("build_seconds")),
         "rerun_over_empty_build": ratio(rerun.get("build_seconds"), empty.get("build_seconds")),
         "empty_build_seconds": rounded(empty.get("build_seconds")),
