@@ -7,8 +7,9 @@ For each workload (bench/workloads.py; generated once, reused from --work-dir af
    layer and per model, peak resident memory of the driver (dbt's Python + its JVM) and of the
    whole process tree (+ PySpark's Python workers);
 3. the parse floor on the same landing tables (bench/spark_steps.py parse-floor);
-4. land batch 2 (~1%) and run `dbt build` again (incremental): wall and build time and their
-   ratio to the full build;
+4. land batch 2 (~1%; with --delta N exactly N messages of the same mix, cut from a batch 2
+   generated larger) and run `dbt build` again (incremental): wall and build time and their
+   ratio to the full build and to the empty build;
 5. `dbt build` once more with nothing new landed (rerun): what every incremental run pays
    whatever it has to do (per-node planning, reading to find what changed, data tests).
 With --empty-build, first the same build on empty landing tables (a warehouse of its own): the
@@ -38,7 +39,17 @@ from typing import Any
 
 import pyspark
 from procmem import Peaks, PeakSampler
-from workloads import WorkloadSpec, batch_messages, ensure_generated, log, parse_spec
+from workloads import (
+    WorkloadSpec,
+    batch_messages,
+    cut_delta,
+    delta_file,
+    ensure_generated,
+    log,
+    parse_size,
+    parse_spec,
+    with_delta,
+)
 
 from cdc_unify.spark import env_conf
 
@@ -226,6 +237,11 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         "generate_seconds": generate_seconds,
         "data_dir": str(data_dir),
     }
+    incremental_land = ["--data-dir", str(data_dir), "--batch", "2"]
+    if spec.delta:
+        log(f"[bench] {spec.label}: cutting a delta of {spec.delta:,} messages from batch 2 ({batch2:,})")
+        report["delta"] = cut_delta(data_dir, manifest, spec.delta)
+        incremental_land += ["--file", delta_file(spec.delta)]
     if args.empty_build:
         log(f"[bench] {spec.label}: dbt build on empty landing tables (the build's fixed cost)")
         report["empty"] = runner.dbt_build("empty", warehouse=runner.dir / "warehouse-empty")
@@ -239,8 +255,9 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         floor["seconds"] = sum(d["seconds"] for d in floor["dialects"].values())
         floor["cpu_seconds"] = sum(d["cpu_seconds"] for d in floor["dialects"].values())
     if not args.no_incremental and batch2:
-        log(f"[bench] {spec.label}: landing batch 2 ({batch2:,} messages) and incremental dbt build")
-        report["land_batch2"] = runner.spark_step("land", "--data-dir", str(data_dir), "--batch", "2")
+        landed = spec.delta or batch2
+        log(f"[bench] {spec.label}: landing {landed:,} messages of batch 2 and incremental dbt build")
+        report["land_batch2"] = runner.spark_step("land", *incremental_land)
         report["incremental"] = runner.dbt_build("incremental")
         if not args.no_rerun:
             log(f"[bench] {spec.label}: dbt build again with nothing new landed (rerun)")
@@ -265,6 +282,7 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
     empty, written = report.get("empty", {}), report.get("write_floor", {})
     floor = report.get("parse_floor", {})
     messages = report["messages"]["batch1"]
+    delta = report.get("delta", {}).get("messages")
     build, build_cpu = full.get("build_seconds"), full.get("build_cpu_seconds")
     wall = full["process"]["wall_seconds"]
     peaks = [run.get("process", {}).get("peak_driver_rss_mib", 0) for run in (full, incremental, rerun)]
@@ -286,6 +304,11 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
         "incremental_over_full_wall": ratio(incremental.get("process", {}).get("wall_seconds"), wall),
         "incremental_over_full_build": ratio(incremental.get("build_seconds"), build),
         "incremental_over_full_build_cpu": ratio(incremental.get("build_cpu_seconds"), build_cpu),
+        # The delta (--delta) or, without one, the whole batch 2.
+        "delta": delta,
+        "incremental_messages": (delta or report["messages"]["batch2"]) if incremental else None,
+        "incremental_over_empty_build": ratio(incremental.get("build_seconds"), empty.get("build_seconds")),
+        "rerun_over_empty_build": ratio(rerun.get("build_seconds"), empty.get("build_seconds")),
         "empty_build_seconds": rounded(empty.get("build_seconds")),
         "empty_over_parse_floor": ratio(empty.get("build_seconds"), floor.get("seconds")),
         "write_floor_seconds": rounded(written.get("seconds")),
@@ -324,21 +347,143 @@ COLUMNS = (
 )
 
 
+GROWTH_COLUMNS = (
+    ("workload", "workload", "{}"),
+    ("messages", "messages", "{:,}"),
+    ("delta", "incremental_messages", "{:,}"),
+    ("empty s", "empty_build_seconds", "{:.0f}"),
+    ("full s", "full_build_seconds", "{:.0f}"),
+    ("incr s", "incremental_build_seconds", "{:.0f}"),
+    ("rerun s", "rerun_build_seconds", "{:.0f}"),
+    ("rerun/empty", "rerun_over_empty_build", "{:.2f}"),
+    ("incr/empty", "incremental_over_empty_build", "{:.2f}"),
+    ("ref", "reference", "{}"),
+    ("incr/ref incr", "incremental_over_reference", "{:.2f}"),
+)
+# The builds whose node times are put side by side, model by model, and their short names.
+BUILDS = {"empty": "empty", "full": "full", "incremental": "incr", "rerun": "rerun"}
+SIDE_BY_SIDE = ("empty", "incremental", "rerun")
+
+
 def cell(value: Any, fmt: str) -> str:
     return "-" if value is None else fmt.format(value)
 
 
+def render(columns: tuple[tuple[str, str, str], ...], rows: list[dict[str, Any]]) -> list[str]:
+    """An aligned text table: one line of headers, one per row of values."""
+    texts = [[name for name, _, _ in columns], *([cell(row.get(key), fmt) for _, key, fmt in columns] for row in rows)]
+    widths = [max(len(text[i]) for text in texts) for i in range(len(columns))]
+    return ["  ".join(text.rjust(width) for text, width in zip(row, widths, strict=True)) for row in texts]
+
+
+def figure_row(report: dict[str, Any]) -> dict[str, Any]:
+    return {"workload": report["workload"], **report["figures"]}
+
+
+def growth_rows(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each workload's figures and, when its incremental run landed a delta (--delta), its
+    incremental build relative to the reference: the workload of the fewest messages in
+    `reports` with the same dialects and the same delta (incr(mixed:5M) / incr(mixed:1M))."""
+    rows = []
+    for report in reports:
+        row = figure_row(report)
+        peers = [
+            other
+            for other in reports
+            if row.get("delta") is not None
+            and other["figures"].get("delta") == row["delta"]
+            and other.get("dialects") == report.get("dialects")
+        ]
+        if peers:
+            reference = min(peers, key=lambda other: other["figures"]["messages"])
+            row["reference"] = reference["workload"]
+            row["incremental_over_reference"] = ratio(
+                row["incremental_build_seconds"], reference["figures"]["incremental_build_seconds"]
+            )
+        rows.append(row)
+    return rows
+
+
 def table(reports: list[dict[str, Any]]) -> str:
-    rows = [[name for name, _, _ in COLUMNS]]
+    lines = render(COLUMNS, [figure_row(report) for report in reports])
+    lines += ["", "Incremental cost against the empty build and, with a delta, against the smallest history:"]
+    lines += render(GROWTH_COLUMNS, growth_rows(reports))
     for report in reports:
-        values = {"workload": report["workload"], **report["figures"]}
-        rows.append([cell(values.get(key), fmt) for _, key, fmt in COLUMNS])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    lines = ["  ".join(text.rjust(width) for text, width in zip(row, widths, strict=True)) for row in rows]
-    for report in reports:
-        for label in ("empty", "full", "incremental", "rerun"):
-            if report.get(label, {}).get("build_seconds") is not None:
+        for label in BUILDS:
+            if built(report, label):
                 lines += where_time_goes(report["workload"], label, report[label])
+    columns = [(r["workload"], BUILDS[label], r[label]) for r in reports for label in SIDE_BY_SIDE if built(r, label)]
+    return "\n".join(lines + side_by_side("Node s of the builds, model by model", columns))
+
+
+def built(report: dict[str, Any], label: str) -> bool:
+    return report.get(label, {}).get("build_seconds") is not None
+
+
+def node_rows(builds: list[dict[str, Any]]) -> list[tuple[str, list[float | None]]]:
+    """Rows of node seconds of several builds: the build's span, each layer, each model (the
+    costliest in any of the builds first); None where a build has no such node."""
+    model_seconds = [{m["model"]: m["seconds"] for m in build.get("models", [])} for build in builds]
+
+    def costliest_first(name: str) -> tuple[float, str]:
+        return -max(seconds.get(name, 0.0) for seconds in model_seconds), name
+
+    layer_names = dict.fromkeys(name for build in builds for name in layers(build))
+    rows = [("build s (first start to last end)", [build.get("build_seconds") for build in builds])]
+    rows += [
+        (f"{name} (node s)", [layers(build).get(name, {}).get("seconds") for build in builds]) for name in layer_names
+    ]
+    models = sorted({name for seconds in model_seconds for name in seconds}, key=costliest_first)
+    return rows + [(f"  {name}", [seconds.get(name) for seconds in model_seconds]) for name in models]
+
+
+def side_by_side(title: str, columns: list[tuple[str, str, dict[str, Any]]], pairs: bool = False) -> list[str]:
+    """Node seconds of several builds model by model, one column each, headed by workload and
+    build.  With `pairs` the columns go by two (before, after), each pair followed by after/before."""
+    headers = [[workload for workload, _, _ in columns], [label for _, label, _ in columns]]
+    if pairs:
+        half = len(columns) // 2
+        headers = [by_pairs(headers[0], [""] * half), by_pairs(headers[1], ["after/before"] * half)]
+    lines = ["", title, *(f"  {'':<44}" + "".join(f"{text:>14}" for text in header) for header in headers)]
+    for name, values in node_rows([build for _, _, build in columns]):
+        texts = [cell(value, "{:.1f}") for value in values]
+        if pairs:
+            ratios = [
+                cell(ratio(after, before), "{:.2f}") for before, after in zip(values[::2], values[1::2], strict=True)
+            ]
+            texts = by_pairs(texts, ratios)
+        lines.append(f"  {name:<44}" + "".join(f"{text:>14}" for text in texts))
+    return lines
+
+
+def by_pairs(texts: list[str], thirds: list[str]) -> list[str]:
+    """`texts` by twos, each two followed by the next of `thirds`."""
+    return [text for i, third in enumerate(thirds) for text in (*texts[2 * i : 2 * i + 2], third)]
+
+
+def compare(paths: list[Path]) -> str:
+    """Two reports (before, after) side by side: their figures, and for every workload both ran
+    (same workload and delta) each build's node seconds model by model with after/before."""
+    before, after = ([w | {"figures": figures(w)} for w in json.loads(p.read_text())["workloads"]] for p in paths)
+    tagged = [
+        row | {"workload": f"{tag} {row['workload']}"}
+        for tag, reports in (("before", before), ("after", after))
+        for row in growth_rows(reports)
+    ]
+    lines = [f"before: {paths[0]}", f"after:  {paths[1]}", "", *render(COLUMNS, tagged)]
+    lines += ["", *render(GROWTH_COLUMNS, tagged)]
+    matched = {(w["workload"], w["figures"]["delta"]): w for w in after}
+    for old in before:
+        new = matched.get((old["workload"], old["figures"]["delta"]))
+        if new is None:
+            continue
+        columns = [
+            (old["workload"], f"{tag} {BUILDS[label]}", report[label])
+            for label in BUILDS
+            if built(old, label) and built(new, label)
+            for tag, report in (("before", old), ("after", new))
+        ]
+        lines += side_by_side(f"{old['workload']}: node s before and after, model by model", columns, pairs=True)
     return "\n".join(lines)
 
 
@@ -419,7 +564,14 @@ def main(argv: list[str] | None = None) -> int:
         help="last, read and write again every table the build made (what writing its output costs)",
     )
     parser.add_argument("--no-floor", action="store_true", help="skip the parse floor")
-    parser.add_argument("--no-incremental", action="store_true", help="skip the +1%% incremental run")
+    parser.add_argument(
+        "--delta",
+        type=parse_size,
+        metavar="N",
+        help="the incremental run lands N messages (e.g. 10000, 10k) of batch 2's mix instead of the ~1%% batch 2;"
+        " batch 1 then holds about the workload's size",
+    )
+    parser.add_argument("--no-incremental", action="store_true", help="skip the incremental run")
     parser.add_argument(
         "--no-rerun", action="store_true", help="skip the build with nothing new after the incremental run"
     )
@@ -430,7 +582,17 @@ def main(argv: list[str] | None = None) -> int:
         help="dbt project to build (default: this checkout); e.g. a copy with a proposed model change",
     )
     parser.add_argument("--show", nargs="+", type=Path, metavar="REPORT", help="print the table of earlier reports")
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        type=Path,
+        metavar=("BEFORE", "AFTER"),
+        help="print two earlier reports side by side, each build model by model",
+    )
     args = parser.parse_args(argv)
+    if args.compare:
+        print(compare(args.compare))
+        return 0
     if args.show:
         print(
             table(
@@ -439,7 +601,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 0
     try:
-        specs = [parse_spec(text) for text in (QUICK_WORKLOADS if args.quick else args.workloads)]
+        specs = [
+            with_delta(parse_spec(text), args.delta) for text in (QUICK_WORKLOADS if args.quick else args.workloads)
+        ]
         env_conf(" ".join(args.conf))
     except ValueError as exc:
         parser.error(str(exc))

@@ -1,6 +1,7 @@
 """The benchmark's own Spark jobs, each run by bench/run.py as a process of its own.
 
-    land        append one generator batch of every dialect to landing.<dialect>
+    land        append one generator batch (or a delta cut from batch 2) of every dialect to
+                landing.<dialect>
     parse-floor read every landing table and only parse its values: `from_json` of every JSON
                 value into the message's full structure (inferred from a sample; an array value,
                 such as a batch of Canal FlatMessages, into an array of it), the DTS
@@ -45,12 +46,13 @@ BATCH_LANDED_AT = {1: dt.datetime(2024, 6, 1, 1, tzinfo=dt.UTC), 2: dt.datetime(
 SCHEMA_SAMPLE = 2000  # values per dialect the JSON structure is inferred from
 
 
-def land(spark: SparkSession, data_dir: Path, batch: int) -> dict[str, int]:
-    """Append batch `batch` of every generated dialect; Spark reads the Parquet itself (no driver copy)."""
+def land(spark: SparkSession, data_dir: Path, batch: int, file_name: str | None = None) -> dict[str, int]:
+    """Append batch `batch` of every generated dialect (or its file `file_name`, e.g. a delta cut
+    from batch 2, landed at the batch's time); Spark reads the Parquet itself (no driver copy)."""
     landing.create_landing_tables(spark)
     rows = {}
     for dialect in DIALECTS:
-        path = data_dir / dialect / f"batch-{batch}.parquet"
+        path = data_dir / dialect / (file_name or f"batch-{batch}.parquet")
         if not path.is_file():
             continue
         records = spark.read.parquet(str(path))
@@ -213,6 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--driver-memory", default="2g")
     parser.add_argument("--data-dir", type=Path, help="generator output (land)")
     parser.add_argument("--batch", type=int, choices=sorted(BATCH_LANDED_AT), default=1, help="batch to land")
+    parser.add_argument("--file", help="each dialect's file to land instead of batch-BATCH.parquet (land)")
     parser.add_argument("--result", type=Path, required=True, help="JSON file the figures are written to")
     args = parser.parse_args(argv)
 
@@ -224,7 +227,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.step == "land":
         if args.data_dir is None:
             parser.error("land needs --data-dir")
-        figures: dict = {"rows": land(spark, args.data_dir, args.batch)}
+        figures: dict = {"rows": land(spark, args.data_dir, args.batch, args.file)}
     elif args.step == "parse-floor":
         figures = {"dialects": parse_floor(spark)}
     else:

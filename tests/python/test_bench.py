@@ -156,3 +156,174 @@ def test_write_floor_rewrites_every_table_of_its_schemas_but_no_view():
     # The tables themselves are untouched: the copies went to a scratch folder.
     assert spark.table(f"{schema}.parts").count() == 30
     spark.sql(f"drop schema {schema} cascade")
+
+
+def test_a_delta_workload_generates_a_batch_2_larger_than_the_delta_in_the_same_mix():
+    spec = workloads.with_delta(workloads.parse_spec("mixed:1M"), 10_000)
+    default = workloads.BENCH_FAULTS
+
+    assert spec.name == "mixed-1m-delta10000" and spec.generated_messages == 1_015_000
+    faults = spec.faults
+    assert faults.tail_share + faults.late_share == pytest.approx(15_000 / 1_015_000)
+    assert faults.tail_share / faults.late_share == pytest.approx(default.tail_share / default.late_share)
+    assert (faults.duplicate_share, faults.malformed_share) == (default.duplicate_share, default.malformed_share)
+    assert workloads.parse_spec("mixed:1M").faults == default
+
+
+def test_a_delta_too_large_for_its_workload_is_refused(capsys):
+    with pytest.raises(ValueError, match="at most 1,666"):
+        workloads.with_delta(workloads.parse_spec("mixed:5k"), 2_000)
+    with pytest.raises(SystemExit) as stopped:
+        bench_run.main(["--workloads", "mixed:5k", "--delta", "2k"])
+    assert stopped.value.code == 2
+    assert "too large for mixed:5k" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("total", "sizes"), [(10, [5, 5]), (7, [3, 3, 3]), (1, [1000, 1]), (9, [0, 4, 5]), (0, [2])])
+def test_split_exactly_is_proportional_exact_and_within_each_size(total, sizes):
+    parts = workloads.split_exactly(total, sizes)
+
+    assert sum(parts) == total
+    assert all(0 <= part <= size for part, size in zip(parts, sizes, strict=True))
+    assert all(abs(part - total * size / sum(sizes)) < 1 for part, size in zip(parts, sizes, strict=True))
+
+
+def test_split_exactly_cannot_take_more_than_there_is():
+    with pytest.raises(ValueError):
+        workloads.split_exactly(11, [5, 5])
+
+
+def test_delta_keeps_the_first_part_of_each_partitions_late_run_and_newest_run():
+    # Partition 0: offsets 100-119 held back (late), 120-159 newest; partition 1: 7-16 newest only;
+    # partition 2: 50-59 late only.  Landing order interleaves partitions.
+    records = [(0, o) for o in range(100, 160)] + [(1, o) for o in range(7, 17)] + [(2, o) for o in range(50, 60)]
+    records = records[::2] + records[1::2]
+
+    kept = workloads.delta_keep(records, {0: 120, 1: 7}, quota=40)
+
+    assert len(kept) == 40  # half of the 80
+    assert kept == (
+        {(0, o) for o in range(100, 110)}
+        | {(0, o) for o in range(120, 140)}
+        | {(1, o) for o in range(7, 12)}
+        | {(2, o) for o in range(50, 55)}
+    )
+
+
+def test_delta_composition_names_every_landed_record():
+    late = {(0, 1): True, (0, 2): False, (1, 1): False}
+    faults = {(0, 3): "duplicate", (1, 2): "tombstone", (1, 3): "malformed"}
+    kept = {(0, 0), (0, 1), (0, 2), (0, 3), (1, 1), (1, 2), (1, 3)}
+
+    assert workloads.delta_composition(kept, late, faults) == {
+        "duplicate": 1,
+        "late": 1,
+        "malformed": 1,
+        "newest": 2,
+        "tombstone": 1,
+        "without rows": 1,
+    }
+
+
+def test_a_delta_cut_from_generated_batches_lands_exactly_n_records_of_batch_2_in_landing_order(tmp_path):
+    import pyarrow.parquet as pq
+
+    from cdc_unify.generator.run import generate
+
+    spec = workloads.with_delta(workloads.parse_spec("mixed:1k"), 60)
+    # About 1,050 messages over the two dialects, as many as the spec's 1k.
+    manifest = generate(400, 1, tmp_path, ("canal_json", "debezium_json"), spec.faults)
+
+    cut = workloads.cut_delta(tmp_path, manifest, 60)
+
+    assert cut["messages"] == 60 and sum(cut["composition"].values()) == 60
+    assert cut["composition"]["newest"] > cut["composition"]["late"] > 0
+    for dialect, figures in cut["per_dialect"].items():
+        batch2 = pq.read_table(tmp_path / dialect / "batch-2.parquet").to_pylist()
+        delta = pq.read_table(tmp_path / dialect / workloads.delta_file(60)).to_pylist()
+        assert figures["of_batch2"] == len(batch2) == manifest["per_dialect"][dialect]["batches"]["2"]["messages"]
+        assert len(delta) == figures["messages"] == round(60 * len(batch2) / cut["of_batch2"])
+        coordinates = [(r["partition"], r["offset"]) for r in batch2]
+        kept = [coordinates.index((r["partition"], r["offset"])) for r in delta]
+        assert kept == sorted(kept)  # a subsequence of batch 2, landing order kept
+        assert [r["value"] for r in delta] == [batch2[i]["value"] for i in kept]
+        # Per partition, what is left out is the end of the late run and the end of the newest run.
+        for partition in {p for p, _ in coordinates}:
+            offsets = sorted(o for p, o in coordinates if p == partition)
+            landed = [(partition, o) in {(r["partition"], r["offset"]) for r in delta} for o in offsets]
+            runs = [flag for i, flag in enumerate(landed) if i == 0 or flag != landed[i - 1]]
+            assert runs in ([True], [True, False], [True, False, True, False]), (dialect, partition, runs)
+
+
+def figures_of(workload: str, messages: int, delta: int | None, incremental: float, empty: float = 40.0) -> dict:
+    report = {
+        "workload": workload,
+        "dialects": ["canal_json", "dts_avro"],
+        "messages": {"batch1": messages, "batch2": messages // 100},
+        "empty": build_summary(empty, 2 * empty, 2900),
+        "full": build_summary(10 * incremental, 20 * incremental, 3000),
+        "incremental": build_summary(incremental, 2 * incremental, 3000),
+        "rerun": build_summary(incremental / 2, incremental, 3000),
+    }
+    if delta is not None:
+        report["delta"] = {"messages": delta}
+    return report | {"figures": bench_run.figures(report)}
+
+
+def test_growth_rows_relate_each_incremental_run_to_the_empty_build_and_the_smallest_history_with_its_delta():
+    reports = [
+        figures_of("mixed:5M", 5_000_000, 10_000, incremental=120.0),
+        figures_of("mixed:1M", 1_000_000, 10_000, incremental=80.0),
+        figures_of("mixed:100k", 100_000, 500, incremental=50.0),
+    ]
+
+    rows = {row["workload"]: row for row in bench_run.growth_rows(reports)}
+
+    assert (rows["mixed:5M"]["reference"], rows["mixed:5M"]["incremental_over_reference"]) == ("mixed:1M", 1.5)
+    assert rows["mixed:1M"]["incremental_over_reference"] == 1.0
+    # Another delta is no reference for it: the 100k run is its own.
+    assert rows["mixed:100k"]["reference"] == "mixed:100k"
+    assert (rows["mixed:5M"]["incremental_over_empty_build"], rows["mixed:5M"]["rerun_over_empty_build"]) == (3.0, 1.5)
+    assert rows["mixed:1M"]["incremental_messages"] == 10_000
+
+
+def test_without_a_delta_no_workload_is_a_reference_for_another():
+    reports = [figures_of("mixed:5M", 5_000_000, None, 120.0), figures_of("mixed:1M", 1_000_000, None, 80.0)]
+
+    rows = bench_run.growth_rows(reports)
+
+    assert [row.get("reference") for row in rows] == [None, None]
+    assert rows[0]["incremental_messages"] == 50_000  # the whole batch 2
+
+
+def test_node_rows_put_each_model_of_several_builds_side_by_side():
+    first, second = build_summary(100.0, 150.0, 3000), build_summary(60.0, 90.0, 3000)
+    second["models"] = [
+        {"model": "stg_canal_json__changes", "layer": "staging", "seconds": 50.0},
+        {"model": "int_row_changes", "layer": "intermediate", "seconds": 200.0},
+    ]
+
+    rows = dict(bench_run.node_rows([first, second]))
+
+    assert rows["build s (first start to last end)"] == [100.0, 60.0]
+    assert rows["staging (node s)"] == [100.0, 60.0]
+    assert list(rows)[-2:] == ["  int_row_changes", "  stg_canal_json__changes"]  # costliest in any build first
+    assert (rows["  int_row_changes"], rows["  stg_canal_json__changes"]) == ([None, 200.0], [100.0, 50.0])
+
+
+def test_compare_puts_two_reports_side_by_side_model_by_model(tmp_path):
+    def write(name: str, incremental: float) -> object:
+        report = figures_of("mixed:1M", 1_000_000, 10_000, incremental)
+        del report["figures"]
+        path = tmp_path / name
+        path.write_text(json.dumps({"workloads": [report]}))
+        return path
+
+    printed = bench_run.compare([write("before.json", 200.0), write("after.json", 50.0)])
+
+    assert "before mixed:1M" in printed and "after mixed:1M" in printed
+    model_lines = [line for line in printed.splitlines() if line.strip().startswith("stg_canal_json__changes")]
+    # empty, full, incremental and rerun: before, after and after/before each.
+    assert [line.split()[1:] for line in model_lines] == [
+        ["40.0", "40.0", "1.00", "2000.0", "500.0", "0.25", "200.0", "50.0", "0.25", "100.0", "25.0", "0.25"]
+    ]
