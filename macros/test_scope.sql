@@ -12,29 +12,29 @@
         alias it as it aliases a table. -#}
     {%- set where = config.get('where', '') -%}
     {%- set base = '(select * from ' ~ relation ~ ' where ' ~ where ~ ')' if where else relation | string -%}
-    {%- if not cdc_test_is_scoped() -%}
-        {{ return('(select * from ' ~ base ~ ')' if where else relation) }}
-    {%- endif -%}
     {%- set newest = '(select max(built_at) from ' ~ relation ~ ')' -%}
-    {%- set keys = cdc_test_scope_keys(model.test_metadata) -%}
-    {%- if keys is none -%}
-        {{ return('(select * from ' ~ base ~ ' as cdc_scoped_rows where built_at = ' ~ newest ~ ')') }}
-    {%- endif -%}
+    {%- set keys = cdc_test_scope_keys(model.test_metadata) if cdc_test_is_scoped() else none -%}
     {%- set matches = [] -%}
-    {%- for key in keys -%}
+    {%- for key in keys or [] -%}
         {%- do matches.append('cdc_scoped_rows.' ~ key ~ ' <=> cdc_touched_keys.' ~ key) -%}
     {%- endfor -%}
     {%- set scoped -%}
-        (
-            select cdc_scoped_rows.*
-            from {{ base }} as cdc_scoped_rows
-            left semi join (
-                select distinct {{ keys | join(', ') }}
-                from {{ base }} as cdc_written_rows
-                where built_at = {{ newest }}
-            ) as cdc_touched_keys
-                on {{ matches | join(' and ') }}
-        )
+        {%- if not cdc_test_is_scoped() -%}
+            (select * from {{ base }})
+        {%- elif keys is none -%}
+            (select * from {{ base }} as cdc_scoped_rows where built_at = {{ newest }})
+        {%- else -%}
+            (
+                select cdc_scoped_rows.*
+                from {{ base }} as cdc_scoped_rows
+                left semi join (
+                    select distinct {{ keys | join(', ') }}
+                    from {{ base }} as cdc_written_rows
+                    where built_at = {{ newest }}
+                ) as cdc_touched_keys
+                    on {{ matches | join(' and ') }}
+            )
+        {%- endif -%}
     {%- endset -%}
     {{ return(scoped) }}
 {%- endmacro %}
@@ -66,20 +66,17 @@
 {% macro cdc_test_scope_keys(test) -%}
     {#- The key columns of a test of a key invariant (a uniqueness, one current version or
         version tiling per key: a new row can break it together with an older row of its key),
-        as the test names them; none for a test of each row on its own. -#}
-    {%- set arguments = test.kwargs -%}
-    {%- if test.name == 'unique' -%}
-        {{ return([arguments.column_name]) }}
-    {%- elif test.name in ('one_current_version_per_key', 'no_overlapping_versions') -%}
-        {{ return(arguments.key_columns) }}
-    {%- elif test.name == 'unique_combination_of_columns' and arguments.get('quote_columns') -%}
-        {%- set quoted = [] -%}
-        {%- for column in arguments.combination_of_columns -%}
-            {%- do quoted.append(cdc_quote_identifier(column)) -%}
-        {%- endfor -%}
-        {{ return(quoted) }}
-    {%- elif test.name == 'unique_combination_of_columns' -%}
-        {{ return(arguments.combination_of_columns) }}
-    {%- endif -%}
-    {{ return(none) }}
+        as the test names them (quoted where it quotes them); none for a test of each row on its own. -#}
+    {%- set key_arguments = {
+        'unique': 'column_name',
+        'unique_combination_of_columns': 'combination_of_columns',
+        'one_current_version_per_key': 'key_columns',
+        'no_overlapping_versions': 'key_columns',
+    } -%}
+    {%- set keys = test.kwargs.get(key_arguments.get(test.name, ''), none) -%}
+    {%- set quoted = [] -%}
+    {%- for key in ([keys] if keys is string else keys or []) -%}
+        {%- do quoted.append(cdc_quote_identifier(key) if test.kwargs.get('quote_columns') else key) -%}
+    {%- endfor -%}
+    {{ return(quoted if keys is not none else none) }}
 {%- endmacro %}
