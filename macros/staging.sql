@@ -226,7 +226,7 @@ json_documents as (
         `relation`, which holds the landing columns, row_index, error_code / error_detail (null when
         decoded), natural_id, position_number and every decoded column.  Decoded columns are nulled
         on tombstones and quarantined messages; a quarantined message is named by its bytes, a
-        tombstone by its place in the topic. -#}
+        tombstone by its place in the topic. Last, built_at: the run that staged the row. -#}
     {#- The decoded columns: the contract's columns from event_kind to transaction_id (cdc_staged_columns). -#}
     {%- set staged = cdc_staged_columns() -%}
     {%- set names = staged | map(attribute=0) | list -%}
@@ -276,6 +276,7 @@ select
     case when message_status = 'decoded' then ddl_statement end as ddl_statement,
     case when message_status = 'quarantined' then error_code end as error_code,
     case when message_status = 'quarantined' then error_detail end as error_detail,
-    case when message_status = 'quarantined' then value end as raw_value
+    case when message_status = 'quarantined' then value end as raw_value,
+    {{ cdc_built_at() }} as built_at
 from identified
 {%- endmacro %}

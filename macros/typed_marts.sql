@@ -19,13 +19,16 @@
 {%- endmacro %}
 
 {% macro cdc_typed_lineage_columns(kind) -%}
-    {#- The key and lineage columns of a typed model, taken as they are from its parent mart. -#}
+    {#- The key and lineage columns of a typed model, taken as they are from its parent mart. built_at
+        too: a typed row is its parent's row retyped, so the run that wrote the parent row wrote it
+        (the rows an incremental run's data tests check, docs/testing.md). -#}
     {%- set shared = ['feed', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name', 'primary_key'] -%}
     {%- if kind == 'current' -%}
-        {{ return(shared + ['last_changed_at', 'last_op', 'last_event_id', 'version_id']) }}
+        {{ return(shared + ['last_changed_at', 'last_op', 'last_event_id', 'version_id', 'built_at']) }}
     {%- endif -%}
     {{ return(shared + [
         'valid_from', 'valid_to', 'is_current', 'is_deleted', 'version_number', 'op', 'event_id', 'version_id',
+        'built_at',
     ]) }}
 {%- endmacro %}
 

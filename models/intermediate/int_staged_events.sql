@@ -1,7 +1,8 @@
 {#-
     Every staged row of every dialect (message_status decoded, quarantined or tombstone), one
     contract. Columns are selected by name in contract order, so `union all` (positional) lines
-    up even if a staging model orders its columns differently.
+    up even if a staging model orders its columns differently. built_at passes through: the run
+    that staged the row.
 -#}
 {{ config(materialized='view') }}
 
@@ -12,6 +13,8 @@
     {% do contract_columns.append('cast(' ~ name ~ ' as ' ~ type ~ ') as ' ~ name) %}
     {% do empty_columns.append('cast(null as ' ~ type ~ ') as ' ~ name) %}
 {% endfor %}
+{% do contract_columns.append('built_at') %}
+{% do empty_columns.append('cast(null as timestamp) as built_at') %}
 
 {% for dialect in dialects %}
     {% if not loop.first %}

@@ -28,6 +28,9 @@ from cdc_unify import landing
 from harness import REPO_ROOT, run_dbt, spark_session
 
 MACROS = REPO_ROOT / "macros" / "generic_tests.sql"
+# Through which every generic test reads its relation (and its `where`): the fixture's tables are
+# sources, so every row is checked (tests/python/test_test_scope.py proves the scope).
+TEST_SCOPE_MACROS = REPO_ROOT / "macros" / "test_scope.sql"
 MACRO_DOCS = REPO_ROOT / "macros" / "generic_tests.yml"
 MARTS_YAML = REPO_ROOT / "models" / "marts" / "_marts__models.yml"
 # Where Spark keeps global temporary views.
@@ -166,10 +169,11 @@ def sources_yaml(cases: tuple[Case, ...]) -> dict[str, Any]:
 
 
 def write_fixture_project(root: Path, cases: tuple[Case, ...]) -> None:
-    """A dbt project with only the generic tests' macros and the crafted tables as sources."""
+    """A dbt project with only the generic tests' (and their scope's) macros and the crafted tables as sources."""
     (root / "macros").mkdir(parents=True)
     (root / "models").mkdir()
-    shutil.copy(MACROS, root / "macros" / MACROS.name)
+    for macros in (MACROS, TEST_SCOPE_MACROS):
+        shutil.copy(macros, root / "macros" / macros.name)
     project = {
         "name": "generic_tests_fixture",
         "version": "1.0.0",

@@ -209,8 +209,21 @@ def test_incremental_run_stages_only_new_loads(workload) -> None:
 
 
 def test_incremental_run_equals_full_refresh(workload) -> None:
+    # built_at says which run wrote a row (docs/testing.md): the full refresh wrote every row later.
+    # A rerun on unchanged input rewrites none, so the test above compares it too.
     for name, rows in workload["after_batch_2"].items():
         assert comparable(workload["full_refresh"][name]) == comparable(rows), name
+
+
+def test_each_run_stamps_what_it_wrote(workload) -> None:
+    """Incremental runs leave each staged row the built_at of the run that staged it, so the staging
+    tables hold both batches' runs; a full refresh writes every row of every table at once (and its
+    data tests check every row, docs/testing.md)."""
+    for name, rows in workload["after_batch_2"].items():
+        if name.startswith("stg_"):
+            assert len({row["built_at"] for row in rows}) == 2, name
+    for name, rows in workload["full_refresh"].items():
+        assert len({row.get("built_at") for row in rows}) <= 1, name
 
 
 def test_data_tests_pass_on_the_built_marts(workload) -> None:

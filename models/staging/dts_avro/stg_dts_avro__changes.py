@@ -5,6 +5,8 @@ available): the whole decoder is cdc_unify.decoders.dts_avro, run on the executo
 Arrow batches with mapInArrow, never row by row on the driver.  docs/dialects/dts_avro.md.
 """
 
+from pyspark.sql import functions as F
+
 from cdc_unify.contract import LANDING_COLUMNS, staged_schema_ddl
 from cdc_unify.decoders.dts_avro import decode_arrow_batches
 from cdc_unify.landing import landed_since
@@ -18,4 +20,6 @@ def model(dbt, session):
     staged = session.table(str(dbt.this)) if dbt.is_incremental else None
     landing = landed_since(dbt.source("landing", "dts_avro"), staged)
     columns = [f"`{name}`" for name, _ in LANDING_COLUMNS]
-    return landing.select(*columns).mapInArrow(decode_arrow_batches, staged_schema_ddl())
+    staged_rows = landing.select(*columns).mapInArrow(decode_arrow_batches, staged_schema_ddl())
+    # The run that staged the rows, as SQL staging models stamp theirs (macro cdc_built_at).
+    return staged_rows.withColumn("built_at", F.lit(dbt.run_started_at))

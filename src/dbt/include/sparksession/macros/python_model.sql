@@ -3,7 +3,8 @@
     dbt/adapters/sparksession/python_submissions.py). dbt-spark's py_write_table writes Delta
     unless told otherwise and ignores partition_by; here the project's file_format (default
     parquet, the only table format available locally) and partition_by apply to Python models
-    as they do to SQL models, so incremental insert_overwrite works for both.
+    as they do to SQL models, so incremental insert_overwrite works for both. A model reads the
+    invocation's start as `dbt.run_started_at` (a UTC datetime), as SQL models read jinja's.
 -#}
 
 {% macro sparksession__create_table_as(temporary, relation, compiled_code, language='sql') -%}
@@ -30,10 +31,15 @@
 
 
 # --- sparksession adapter: materialise the model's result --- #
+import datetime
+
 import pandas
 import pyspark.sql
 
 dbt = dbtObj(spark.table)
+# When this dbt invocation started (UTC): jinja's run_started_at, which SQL models read through
+# macro cdc_built_at, given to Python models too so both stamp the rows they write alike.
+dbt.run_started_at = datetime.datetime.fromisoformat({{ (run_started_at.strftime("%Y-%m-%dT%H:%M:%S.%f") ~ "+00:00") | tojson }})
 df = model(dbt, spark)
 if isinstance(df, pandas.DataFrame):
     df = spark.createDataFrame(df)

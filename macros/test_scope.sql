@@ -1,0 +1,82 @@
+{#-
+    Data tests scoped to what a run wrote (docs/testing.md). Every generic data test reads the
+    relation it checks through get_where_subquery; here that relation is narrowed to the rows the
+    latest run of the tested model wrote (its newest built_at) and, for a test of a key invariant,
+    to every row of the keys those rows carry. Var cdc_test_scope: all checks every row.
+-#}
+
+{% macro get_where_subquery(relation) -%}
+    {#- Overrides dbt's macro of the same name, which applies the `where` test config (kept here:
+        the scope narrows what `where` leaves). Called while a test node compiles, so `model` is the
+        test node and `config` its config. Returns a subquery without an alias, so a test may
+        alias it as it aliases a table. -#}
+    {%- set where = config.get('where', '') -%}
+    {%- set base = '(select * from ' ~ relation ~ ' where ' ~ where ~ ')' if where else relation | string -%}
+    {%- set newest = '(select max(built_at) from ' ~ relation ~ ')' -%}
+    {%- set keys = cdc_test_scope_keys(model.test_metadata) if cdc_test_is_scoped() else none -%}
+    {%- set matches = [] -%}
+    {%- for key in keys or [] -%}
+        {%- do matches.append('cdc_scoped_rows.' ~ key ~ ' <=> cdc_touched_keys.' ~ key) -%}
+    {%- endfor -%}
+    {%- set scoped -%}
+        {%- if not cdc_test_is_scoped() -%}
+            (select * from {{ base }})
+        {%- elif keys is none -%}
+            (select * from {{ base }} as cdc_scoped_rows where built_at = {{ newest }})
+        {%- else -%}
+            (
+                select cdc_scoped_rows.*
+                from {{ base }} as cdc_scoped_rows
+                left semi join (
+                    select distinct {{ keys | join(', ') }}
+                    from {{ base }} as cdc_written_rows
+                    where built_at = {{ newest }}
+                ) as cdc_touched_keys
+                    on {{ matches | join(' and ') }}
+            )
+        {%- endif -%}
+    {%- endset -%}
+    {{ return(scoped) }}
+{%- endmacro %}
+
+{% macro cdc_test_scope() -%}
+    {#- The var cdc_test_scope: last_run (the default) or all; anything else is a compile error. -#}
+    {%- set scope = var('cdc_test_scope', 'last_run') -%}
+    {%- if scope not in ('last_run', 'all') -%}
+        {{ exceptions.raise_compiler_error(
+            'var cdc_test_scope must be last_run (check what the last run wrote) or all (check every row), not '
+            ~ scope
+        ) }}
+    {%- endif -%}
+    {{ return(scope) }}
+{%- endmacro %}
+
+{% macro cdc_test_is_scoped() -%}
+    {#- Whether the compiling test checks only what the last run wrote: scope last_run, not a
+        --full-refresh invocation (its builds write every row anew; a model configured
+        full_refresh: false would keep older ones), and the tested node a model whose YAML lists
+        a built_at column (every model that stamps its rows: a model without it is checked whole). -#}
+    {%- if not execute or cdc_test_scope() == 'all' or flags.FULL_REFRESH -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- set tested = graph.nodes.get(model.attached_node) if model.attached_node else none -%}
+    {{ return(tested is not none and tested.resource_type == 'model' and 'built_at' in tested.columns) }}
+{%- endmacro %}
+
+{% macro cdc_test_scope_keys(test) -%}
+    {#- The key columns of a test of a key invariant (a uniqueness, one current version or
+        version tiling per key: a new row can break it together with an older row of its key),
+        as the test names them (quoted where it quotes them); none for a test of each row on its own. -#}
+    {%- set key_arguments = {
+        'unique': 'column_name',
+        'unique_combination_of_columns': 'combination_of_columns',
+        'one_current_version_per_key': 'key_columns',
+        'no_overlapping_versions': 'key_columns',
+    } -%}
+    {%- set keys = test.kwargs.get(key_arguments.get(test.name, ''), none) -%}
+    {%- set quoted = [] -%}
+    {%- for key in ([keys] if keys is string else keys or []) -%}
+        {%- do quoted.append(cdc_quote_identifier(key) if test.kwargs.get('quote_columns') else key) -%}
+    {%- endfor -%}
+    {{ return(quoted if keys is not none else none) }}
+{%- endmacro %}

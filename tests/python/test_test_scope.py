@@ -1,0 +1,254 @@
+"""Data tests scoped to what a run wrote (macros/test_scope.sql, docs/testing.md).
+
+A fixture project with the project's macros: two incremental models stamp their rows with
+cdc_built_at (the macro every model uses) and are built by two dbt runs, so each run's rows carry
+that run's start; a table without built_at stands for a model that is always checked whole. The
+second run writes bad rows of its own, and the first run's rows hold bad rows too. One `dbt test`
+in the default scope and one with the full-check switch (var cdc_test_scope: all) must then fail
+each test with exactly the failing rows counted by hand below: the second run's alone when scoped,
+but for a key invariant the older rows of the keys the second run touched too; all of them in the
+full check. A scope that were off, or that checked the new rows without their keys' older rows,
+gives other counts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from dbt.cli.main import dbtRunner
+
+from harness import REPO_ROOT, spark_session
+
+SCHEMA = "test_scope"
+T0 = dt.datetime(2024, 1, 1)
+
+
+def at(hour: int) -> dt.datetime:
+    return T0 + dt.timedelta(hours=hour)
+
+
+# (batch, id, status, parent_id, amount): batch 1 is what the first run writes, batch 2 the second.
+ROWS = [
+    (1, "1", "ok", "p1", 1),
+    (1, "2", "bogus", "p1", 1),  # bad status
+    (1, None, "ok", "p1", 1),  # null id
+    (1, "4", "ok", "p9", 1),  # no such parent
+    (1, "5", "ok", "p1", 1),  # id 5 twice
+    (1, "5", "ok", "p1", 1),
+    (1, "8", "ok", "p1", -1),  # negative amount: the only one
+    (2, "6", "bogus", "p1", 1),  # bad status
+    (2, None, "ok", "p2", 1),  # null id
+    (2, "7", "ok", "p8", 1),  # no such parent
+    (2, "1", "ok", "p1", 1),  # id 1 again: a duplicate only with the first run's row
+]
+# (batch, row_key, valid_from, valid_to, is_current)
+VERSIONS = [
+    (1, "a", at(1), None, True),
+    (1, "b", at(1), at(2), False),  # b: two open versions, broken by the first run alone
+    (1, "b", at(2), None, True),
+    (1, "b", at(3), None, True),
+    (2, "a", at(2), None, True),  # a's new version, but a's first version is left open
+    (2, "c", at(1), None, True),
+]
+
+
+@dataclass(frozen=True)
+class Expected:
+    """Failures (rows dbt counts) of one data test in the last run's scope and in the full check."""
+
+    last_run: int
+    all: int
+
+
+EXPECTED = {
+    # Tests of each row: the second run's bad rows when scoped, everyone's in the full check.
+    "rows_id_not_null": Expected(1, 2),
+    "rows_status_ok": Expected(1, 2),
+    "rows_parent_exists": Expected(1, 2),  # relationships: the new child rows against every parent
+    # Only the first run broke it: not checked when scoped.
+    "rows_amount_not_negative": Expected(0, 1),
+    # `where` still applies, within the scope: id 6 (the second run's bad status) is left out.
+    "rows_status_ok_but_6": Expected(0, 1),
+    # Key invariants: id 1 is duplicated only by the second run's row with the first run's one.
+    "rows_id_unique": Expected(1, 2),
+    "rows_id_parent_unique": Expected(1, 2),
+    # a: the second run's version and the first run's open one are both current, and the older
+    # one (the failing row) overlaps the new; b, broken by the first run alone, is not touched.
+    "versions_one_current": Expected(1, 2),
+    "versions_tile_time": Expected(1, 2),
+    # A model without built_at is checked whole in either scope.
+    "unmarked_id_not_null": Expected(2, 2),
+}
+
+MODELS = {
+    "marked_rows": (
+        "{{ config(materialized='incremental', incremental_strategy='append') }}\n"
+        "select id, status, parent_id, amount, {{ cdc_built_at() }} as built_at\n"
+        "from {{ source('fixture', 'scope_rows') }}\nwhere batch = {{ var('batch', 1) }}\n"
+    ),
+    "marked_versions": (
+        "{{ config(materialized='incremental', incremental_strategy='append') }}\n"
+        "select row_key, valid_from, valid_to, is_current, {{ cdc_built_at() }} as built_at\n"
+        "from {{ source('fixture', 'scope_versions') }}\nwhere batch = {{ var('batch', 1) }}\n"
+    ),
+    "unmarked": "select id from {{ source('fixture', 'scope_rows') }} where batch <= {{ var('batch', 1) }}\n",
+    "parents": "select 'p1' as parent_id union all select 'p2' as parent_id\n",
+}
+
+
+def named(test: str, name: str, config: dict[str, Any] | None = None, **arguments: Any) -> dict[str, Any]:
+    return {test: {"name": name, "arguments": arguments, **({"config": config} if config else {})}}
+
+
+def models_yaml() -> dict[str, Any]:
+    status_ok = {"expression": "status = 'ok'"}
+    rows_columns = [
+        {"name": "id", "data_tests": [named("not_null", "rows_id_not_null"), named("unique", "rows_id_unique")]},
+        {"name": "status"},
+        {
+            "name": "parent_id",
+            "data_tests": [named("relationships", "rows_parent_exists", to="ref('parents')", field="parent_id")],
+        },
+        {"name": "amount", "data_tests": [named("expression_is_true", "rows_amount_not_negative", expression=">= 0")]},
+        {"name": "built_at"},
+    ]
+    rows_tests = [
+        named("expression_is_true", "rows_status_ok", **status_ok),
+        named("expression_is_true", "rows_status_ok_but_6", config={"where": "id <> '6'"}, **status_ok),
+        named(
+            "unique_combination_of_columns",
+            "rows_id_parent_unique",
+            combination_of_columns=["id", "parent_id"],
+            quote_columns=True,
+        ),
+    ]
+    versions_tests = [
+        named("one_current_version_per_key", "versions_one_current", key_columns=["row_key"]),
+        named("no_overlapping_versions", "versions_tile_time", key_columns=["row_key"]),
+    ]
+    version_columns = ["row_key", "valid_from", "valid_to", "is_current", "built_at"]
+    return {
+        "version": 2,
+        "sources": [
+            {"name": "fixture", "schema": "global_temp", "tables": [{"name": "scope_rows"}, {"name": "scope_versions"}]}
+        ],
+        "models": [
+            {"name": "marked_rows", "columns": rows_columns, "data_tests": rows_tests},
+            {
+                "name": "marked_versions",
+                "columns": [{"name": c} for c in version_columns],
+                "data_tests": versions_tests,
+            },
+            {
+                "name": "unmarked",
+                "columns": [{"name": "id", "data_tests": [named("not_null", "unmarked_id_not_null")]}],
+            },
+            {"name": "parents", "columns": [{"name": "parent_id"}]},
+        ],
+    }
+
+
+def write_fixture_project(root: Path) -> None:
+    # The macros without their docs (macros/*.yml cite doc blocks of the models folder).
+    shutil.copytree(REPO_ROOT / "macros", root / "macros", ignore=shutil.ignore_patterns("*.yml"))
+    (root / "models").mkdir()
+    project = {
+        "name": "test_scope_fixture",
+        "version": "1.0.0",
+        "config-version": 2,
+        "profile": "cdc_unify",
+        "macro-paths": ["macros"],
+        "model-paths": ["models"],
+        "models": {"test_scope_fixture": {"+file_format": "parquet", "+materialized": "table"}},
+    }
+    (root / "dbt_project.yml").write_text(yaml.safe_dump(project), encoding="utf-8")
+    (root / "models" / "_fixture__models.yml").write_text(yaml.safe_dump(models_yaml()), encoding="utf-8")
+    for name, sql in MODELS.items():
+        (root / "models" / f"{name}.sql").write_text(sql, encoding="utf-8")
+
+
+class FixtureDbt:
+    """dbt in this process on the fixture project, its models in schema test_scope."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __call__(self, *args: str, dbt_vars: str = "{}") -> Any:
+        cli = [*args, "--project-dir", str(self.root), "--profiles-dir", str(REPO_ROOT / "profiles")]
+        cli += ["--target-path", str(self.root / "target"), "--log-path", str(self.root / "logs"), "--vars", dbt_vars]
+        result = dbtRunner().invoke(cli)
+        if result.exception is not None:
+            raise result.exception
+        return result
+
+
+@pytest.fixture(scope="module")
+def fixture_dbt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FixtureDbt]:
+    """The fixture project after its two runs (batch 1, then batch 2 appended)."""
+    root = tmp_path_factory.mktemp("test_scope_project")
+    write_fixture_project(root)
+    spark = spark_session()
+    spark.createDataFrame(
+        ROWS, "batch int, id string, status string, parent_id string, amount int"
+    ).createOrReplaceGlobalTempView("scope_rows")
+    spark.createDataFrame(
+        VERSIONS, "batch int, row_key string, valid_from timestamp, valid_to timestamp, is_current boolean"
+    ).createOrReplaceGlobalTempView("scope_versions")
+    previous = os.environ.get("CDC_UNIFY_SCHEMA")
+    os.environ["CDC_UNIFY_SCHEMA"] = SCHEMA
+    try:
+        dbt = FixtureDbt(root)
+        assert dbt("run", "--full-refresh", dbt_vars="{batch: 1}").success
+        assert dbt("run", dbt_vars="{batch: 2}").success
+        yield dbt
+    finally:
+        if previous is None:
+            del os.environ["CDC_UNIFY_SCHEMA"]
+        else:
+            os.environ["CDC_UNIFY_SCHEMA"] = previous
+        for view in ("scope_rows", "scope_versions"):
+            spark.catalog.dropGlobalTempView(view)
+
+
+def failures(result: Any) -> dict[str, int]:
+    """Failing rows per data test; a test that errors instead of failing fails this test."""
+    statuses = {r.node.name: str(r.status) for r in result.result.results}
+    assert not [name for name, status in statuses.items() if status not in ("pass", "fail")], statuses
+    return {r.node.name: r.failures for r in result.result.results}
+
+
+@pytest.mark.spark
+def test_each_run_stamps_its_rows_with_its_start(fixture_dbt: FixtureDbt) -> None:
+    stamps = spark_session().sql(
+        f"select built_at, count(*) as n from {SCHEMA}.marked_rows group by built_at order by built_at"
+    )
+    assert [row["n"] for row in stamps.collect()] == [7, 4]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("scope", ["last_run", "all"])
+def test_a_scoped_test_checks_what_the_last_run_wrote_and_the_switch_checks_all(
+    fixture_dbt: FixtureDbt, scope: str
+) -> None:
+    # `dbt test` without the var is the default scope, the one every build runs.
+    result = fixture_dbt("test") if scope == "last_run" else fixture_dbt("test", dbt_vars="{cdc_test_scope: all}")
+    assert failures(result) == {name: getattr(expected, scope) for name, expected in EXPECTED.items()}
+
+
+@pytest.mark.spark
+def test_an_unknown_scope_is_an_error(fixture_dbt: FixtureDbt) -> None:
+    result = dbtRunner().invoke(
+        ["test", "--select", "rows_id_not_null", "--project-dir", str(fixture_dbt.root)]
+        + ["--profiles-dir", str(REPO_ROOT / "profiles"), "--target-path", str(fixture_dbt.root / "target")]
+        + ["--vars", "{cdc_test_scope: everything}"]
+    )
+    assert not result.success
+    assert "var cdc_test_scope must be last_run" in str(result.exception or result.result)
