@@ -59,13 +59,25 @@
     ) as ranked
     where
         delivery_rank = 1
-        {%- if is_incremental() %}
-            and not exists (
-                select 1
-                from {{ staged }} as earlier
-                where
-                    earlier.event_id = ranked.event_id
-                    and earlier.landed_at <= ranked.{{ held_until }}
-            )
-        {%- endif %}
+    {%- if is_incremental() %}
+        and not exists (
+            select 1
+            from {{ staged }} as earlier
+            where
+                earlier.event_id = ranked.event_id
+                and earlier.landed_at <= ranked.{{ held_until }}
+        )
+    {%- endif %}
+{%- endmacro %}
+
+{% macro cdc_merge_part(relation, columns, merged_columns) -%}
+    {#- One part of a merge of per-feed aggregates (cdc_feed_health): `relation`'s feed, dialect and
+        `columns`, every other of `merged_columns` null, so the parts line up for `union all`. -#}
+    select
+        feed,
+        dialect,
+    {%- for column in merged_columns %}
+        {{ column if column in columns else 'null' }} as {{ column }}{{ ',' if not loop.last }}
+    {%- endfor %}
+    from {{ relation }}
 {%- endmacro %}

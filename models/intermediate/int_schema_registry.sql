@@ -35,7 +35,9 @@ new_rows as (
         *,
         {{ cdc_held_until(held_until='landed_until') }} as held_until
     from staged
-    where event_kind in ('ROW', 'DDL') and table_name is not null and {{ cdc_landed_after_held(held_until='landed_until') }}
+    where event_kind in ('ROW', 'DDL')
+        and table_name is not null
+        and {{ cdc_landed_after_held(held_until='landed_until') }}
 ),
 
 described_events as (
@@ -164,8 +166,10 @@ new_feeds as (
                 {%- for column in table_columns %}
                     {{ column }},
                 {%- endfor %}
-                struct(first_seen_sequence as sequence, first_seen_event_id as event_id, first_seen_ts as event_ts) as first_seen,
-                struct(last_seen_sequence as sequence, last_seen_event_id as event_id, last_seen_ts as event_ts) as last_seen,
+                struct(first_seen_sequence as sequence, first_seen_event_id as event_id, first_seen_ts as event_ts)
+                    as first_seen,
+                struct(last_seen_sequence as sequence, last_seen_event_id as event_id, last_seen_ts as event_ts)
+                    as last_seen,
                 event_count,
                 seen_in_ddl,
                 seen_in_rows

@@ -37,9 +37,12 @@
 {% set minimum = ['first_event_ts', 'lag_seconds_min'] %}
 {% set maximum = ['last_event_ts', 'last_heartbeat_ts', 'last_landed_at', 'staged_until', 'lag_seconds_max'] %}
 {% set merged_columns = summed + minimum + maximum %}
-{% set pair_key = ['source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name', 'source_position'] %}
+{% set pair_key = [
+    'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name', 'source_position',
+] %}
 {#- A lag's bucket: 0 below a millisecond, else +-(1 + floor(log_1.01(|lag| / 1 ms))). -#}
-{% set lag_bucket = "case when abs(lag_micros) < 1000 then 0 else cast(sign(lag_micros) * (1 + floor(ln(abs(lag_micros) / 1000.0) / ln(1.01))) as int) end" %}
+{% set lag_bucket = "case when abs(lag_micros) < 1000 then 0 else cast(sign(lag_micros) * "
+    ~ "(1 + floor(ln(abs(lag_micros) / 1000.0) / ln(1.01))) as int) end" %}
 
 {% set landed_counts = [] %}
 {% for dialect in cdc_dialects() %}
@@ -56,16 +59,6 @@
     ) %}
 {% endif %}
 
-{%- macro part(relation, columns, merged_columns) -%}
-    {#- One part of the merge: `relation`'s feed, dialect and `columns`, every other of `merged_columns` null. -#}
-    select
-        feed,
-        dialect,
-        {%- for column in merged_columns %}
-            {{ column if column in columns else 'null' }} as {{ column }}{{ ',' if not loop.last }}
-        {%- endfor %}
-    from {{ relation }}
-{%- endmacro %}
 
 with landed as (
     {{ landed_counts | join(' union all ') }}
@@ -191,11 +184,15 @@ pair_halves as (
     from decoded
     inner join new_pair_keys
         on
-        {%- for column in pair_key %}
+    {%- for column in pair_key %}
             decoded.{{ column }} <=> new_pair_keys.{{ column }}{{ ' and' if not loop.last }}
-        {%- endfor %}
+    {%- endfor %}
     where decoded.op in ('UPDATE_BEFORE', 'UPDATE_AFTER')
-    group by {% for column in pair_key %}decoded.{{ column }}, {% endfor %}new_pair_keys.held_until, decoded.event_id, decoded.op
+    group by
+        {% for column in pair_key %}decoded.{{ column }},
+        {% endfor %}new_pair_keys.held_until,
+        decoded.event_id,
+        decoded.op
 ),
 
 pair_counts as (
@@ -233,14 +230,23 @@ lag_buckets as (
 
 {% if is_incremental() %}
     -- Only the feeds with new landings are merged and rewritten; the others keep their partitions.
+    touched_feeds as (
+        select feed from landed
+        union
+        select feed from message_counts
+    ),
+
     held as (
         select held.*
         from {{ this }} as held
-        left semi join (
-            select feed from landed
-            union
-            select feed from message_counts
-        ) as touched on held.feed = touched.feed
+        left semi join touched_feeds on held.feed = touched_feeds.feed
+    ),
+
+    held_state as (
+        select
+            *,
+            update_events - paired_split_updates as unsplit_update_events
+        from held
     ),
 
     held_lag_buckets as (
@@ -255,26 +261,26 @@ lag_buckets as (
 {% endif %}
 
 parts as (
-    {{ part('landed', ['landed_messages', 'last_landed_at'], merged_columns) }}
+    {{ cdc_merge_part('landed', ['landed_messages', 'last_landed_at'], merged_columns) }}
     union all
-    {{ part('message_counts', [
+    {{ cdc_merge_part('message_counts', [
         'staged_until', 'staged_messages', 'row_messages', 'non_row_messages', 'quarantined_messages',
         'tombstone_messages', 'unclassified_messages',
     ], merged_columns) }}
     union all
-    {{ part('event_stats', [
+    {{ cdc_merge_part('event_stats', [
         'message_events', 'insert_events', 'unsplit_update_events', 'delete_events', 'snapshot_events',
         'truncate_events', 'split_before_halves', 'split_after_halves', 'ddl_events', 'heartbeat_events',
         'transaction_events', 'other_events', 'first_event_ts', 'last_event_ts', 'last_heartbeat_ts',
         'lag_events', 'lag_micros_sum', 'lag_seconds_min', 'lag_seconds_max',
     ], merged_columns) }}
     union all
-    {{ part('delivery_counts', ['redelivered_events'], merged_columns) }}
+    {{ cdc_merge_part('delivery_counts', ['redelivered_events'], merged_columns) }}
     union all
-    {{ part('pair_totals', ['paired_split_updates'], merged_columns) }}
+    {{ cdc_merge_part('pair_totals', ['paired_split_updates'], merged_columns) }}
     {%- if is_incremental() %}
         union all
-        {{ part('(select *, update_events - paired_split_updates as unsplit_update_events from held) as held_state', merged_columns, merged_columns) }}
+        {{ cdc_merge_part('held_state', merged_columns, merged_columns) }}
     {%- endif %}
 ),
 
@@ -288,9 +294,9 @@ merged as (
         {%- for column in minimum %}
             min({{ column }}) as {{ column }},
         {%- endfor %}
-        {%- for column in maximum %}
-            max({{ column }}) as {{ column }}{{ ',' if not loop.last }}
-        {%- endfor %}
+    {%- for column in maximum %}
+        max({{ column }}) as {{ column }}{{ ',' if not loop.last }}
+    {%- endfor %}
     from parts
     group by feed, dialect
 ),
@@ -333,7 +339,11 @@ percentiles as (
                     'seen', found.seen + entry.value,
                     'bucket', coalesce(
                         found.bucket,
-                        case when found.seen + entry.value >= greatest(ceil(fraction * merged.lag_events), 1) then entry.key end
+                        case
+                            when
+                                found.seen + entry.value >= greatest(ceil(fraction * merged.lag_events), 1)
+                                then entry.key
+                        end
                     )
                 ),
                 found -> found.bucket
