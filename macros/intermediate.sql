@@ -118,36 +118,39 @@
     {{ return(var('cdc_row_buckets', 64)) }}
 {%- endmacro %}
 
-{% macro cdc_broadcast_keys(key_sets) -%}
+{% macro cdc_may_broadcast(new_rows_sql) -%}
     {#-
-        The hint of a select that filters wide rows by the small key sets of an incremental run
-        (int_change_events, int_row_changes): broadcast them, so the wide side is filtered where it
-        is read instead of shuffled whole to meet the keys (Spark cannot know a key set is small
-        before it runs). A run whose new rows are millions (a backfill without `--full-refresh`)
-        would broadcast millions of keys through the driver: var `cdc_broadcast_new_keys: false`
-        turns the hint off.
+        Whether an incremental run of int_change_events or int_row_changes broadcasts the key sets
+        it filters wide rows by (cdc_broadcast_keys), decided when the run starts: yes while the new
+        rows its keys come from, counted by `new_rows_sql` (a `select count(*)`), are at most var
+        `cdc_broadcast_key_limit` (default 500,000; 0: never). Broadcast, the wide side is filtered
+        where it is read instead of shuffled whole to meet the keys (Spark cannot know a key set is
+        small before it runs); above the limit (a backfill without `--full-refresh`) the keys are
+        shuffled, as broadcasting an unbounded key set goes through the driver's memory.
     -#}
-    {%- if is_incremental() and var('cdc_broadcast_new_keys', true) -%}
+    {%- set limit = var('cdc_broadcast_key_limit', 500000) | int -%}
+    {%- if not (execute and is_incremental()) or limit <= 0 -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {#- A unit test's inputs are fixtures the count cannot read. -#}
+    {%- if model.resource_type == 'unit_test' -%}
+        {{ return(true) }}
+    {%- endif -%}
+    {%- set new_rows = run_query(new_rows_sql).columns[0].values()[0] | int -%}
+    {%- set how = 'broadcast' if new_rows <= limit else 'shuffled' -%}
+    {{ log(this.identifier ~ ': ' ~ new_rows ~ ' new rows, key sets ' ~ how) }}
+    {{ return(new_rows <= limit) }}
+{%- endmacro %}
+
+{% macro cdc_broadcast_keys(key_sets, broadcast) -%}
+    {#- The broadcast hint of a select that filters wide rows by the key sets `key_sets` (CTE names),
+        if `broadcast` (cdc_may_broadcast). -#}
+    {%- if broadcast -%}
         /*+ broadcast({{ key_sets | join(', ') }}) */
     {%- endif -%}
 {%- endmacro %}
 
-{% macro cdc_event_fingerprint() -%}
-    {#- A 64-bit hash of what int_row_changes reads from an event: its identity, table, op, order,
-        times, key and images (maps as sorted JSON). Computed once when int_change_events builds the
-        event, so an incremental int_row_changes finds changed events without hashing every image. -#}
-    xxhash64(to_json(named_struct(
-        'event_id', event_id, 'event_kind', event_kind, 'op', op, 'source_name', source_name,
-        'dialect', dialect, 'tenant_name', tenant_name, 'database_name', database_name,
-        'schema_name', schema_name, 'table_name', table_name, 'primary_key_columns', primary_key_columns,
-        'primary_key', primary_key, 'sequence', sequence, 'event_ts', event_ts, 'emitted_ts', emitted_ts,
-        'landing_timestamp', landing_timestamp, 'before', {{ cdc_map_json('before') }},
-        'before_is_partial', before_is_partial, 'after', {{ cdc_map_json('after') }},
-        'after_is_partial', after_is_partial
-    )))
-{%- endmacro %}
-
-{% macro cdc_row_units(events, suffix, event_ids=none) -%}
+{% macro cdc_row_units(events, suffix, event_ids=none, broadcast=false) -%}
     {#- CTEs `images_<suffix>` .. `units_<suffix>`: the units of the row events of `events` (a CTE of
         int_row_changes' events), or of those whose event_id the CTE `event_ids` holds, one per
         identity an event leaves (unit_sign -1) or reaches (+1; 0 for an update that stays on its
@@ -155,7 +158,7 @@
         compute the units of any subset of events. #}
 images_{{ suffix }} as (
     select
-        {% if event_ids %}{{ cdc_broadcast_keys([event_ids]) }} {% endif %}{{ events }}.*,
+        {% if event_ids %}{{ cdc_broadcast_keys([event_ids], broadcast) }} {% endif %}{{ events }}.*,
         -- the row before the change: key columns a partial before image lacks are unchanged
         {{ cdc_overlay('after', 'before') }} as leaving_image,
         {{ cdc_overlay('before', 'after') }} as reaching_image
@@ -224,26 +227,6 @@ units_{{ suffix }} as (
 )
 {%- endmacro %}
 
-{% macro cdc_changed_keys(current, built, key_columns, fingerprint) -%}
-    {#-
-        The keys an incremental run recomputes: keys of `current` whose `fingerprint` differs from
-        the one `built` stores (new keys included), and keys of `built` that `current` no longer
-        has (recomputed to nothing). Both relations have the key columns and the fingerprint.
-    -#}
-    {%- set same_key = [] -%}
-    {%- for column in key_columns -%}
-        {%- do same_key.append(current ~ '.' ~ column ~ ' = ' ~ built ~ '.' ~ column) -%}
-    {%- endfor -%}
-    select {{ current }}.{{ key_columns | join(', ' ~ current ~ '.') }}
-    from {{ current }}
-    left anti join {{ built }}
-        on {{ same_key | join(' and ') }} and {{ current }}.{{ fingerprint }} = {{ built }}.{{ fingerprint }}
-    union
-    select {{ built }}.{{ key_columns | join(', ' ~ built ~ '.') }}
-    from {{ built }}
-    left anti join {{ current }} on {{ same_key | join(' and ') }}
-{%- endmacro %}
-
 {% macro cdc_built_and_kept(built, kept, columns) -%}
     {#- The final select of a key-level incremental model: the rows it built, stamped with this run's
         built_at, and, on an incremental run, the stored rows it keeps in the partitions it
@@ -262,4 +245,11 @@ units_{{ suffix }} as (
         writes with it (column built_at), so the data tests of an incremental run check what that
         run wrote (docs/testing.md) and a model finds what its inputs built since its own last run. -#}
     timestamp'{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}Z'
+{%- endmacro %}
+
+{% macro cdc_newest_built_at(relation) -%}
+    {#- The built_at of the last run that wrote rows of `relation` (a model's `this`), as a scalar
+        subquery; before any such run, a time before every run. Rows of an input with a later
+        built_at are what the input built since. -#}
+    (select coalesce(max(built_at), timestamp'1900-01-01 00:00:00Z') from {{ relation }})
 {%- endmacro %}

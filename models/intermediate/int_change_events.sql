@@ -8,8 +8,6 @@
       half, before image of the BEFORE half). A half whose partner has not landed stays an
       event with its own op, so nothing disappears while it waits.
     Images stay as the message sent them here; int_row_changes folds them into full rows.
-    Each event carries event_fingerprint, a hash of what int_row_changes reads from it, computed
-    when the event is built: int_row_changes finds the events that changed by comparing it.
     Incremental: an event's row depends on the deliveries of its event id and, for a split
     update's half, on the other halves of its pair key alone. A run finds the rows landed since the
     last one (per feed: landed_at after the newest this model holds), rebuilds from all their
@@ -26,6 +24,14 @@
 ) }}
 
 {% set columns = cdc_change_event_column_names() %}
+{#- The staged rows landed since the newest this model holds, per feed (the new_rows CTE below). -#}
+{% set broadcast = cdc_may_broadcast(
+    "select count(*) from " ~ ref('int_staged_events') ~ " as staged"
+    ~ " left join (select source_name, max(landed_at) as landed_until from " ~ this ~ " group by source_name) as built"
+    ~ " on staged.source_name = built.source_name"
+    ~ " where staged.message_status = 'decoded'"
+    ~ " and (built.landed_until is null or staged.landed_at > built.landed_until)"
+) %}
 {% set pair_key = [
     'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name', 'source_position',
 ] %}
@@ -107,7 +113,7 @@ with decoded as (
     ),
 
     events_to_build as (
-        select {{ cdc_broadcast_keys(['new_event_ids', 'new_pair_hashes']) }} decoded.*
+        select {{ cdc_broadcast_keys(['new_event_ids', 'new_pair_hashes'], broadcast) }} decoded.*
         from decoded
         left join new_event_ids on decoded.event_id = new_event_ids.event_id
         left join new_pair_hashes on decoded.pair_hash = new_pair_hashes.pair_hash
@@ -120,7 +126,7 @@ with decoded as (
     ),
 
     kept_events as (
-        select {{ cdc_broadcast_keys(['touched_buckets', 'new_event_ids', 'new_pair_hashes']) }} stored.*
+        select {{ cdc_broadcast_keys(['touched_buckets', 'new_event_ids', 'new_pair_hashes'], broadcast) }} stored.*
         from {{ this }} as stored
         left semi join touched_buckets on stored.event_bucket = touched_buckets.event_bucket
         left anti join new_event_ids on stored.event_id = new_event_ids.event_id
@@ -196,13 +202,6 @@ canonical_events as (
     from pair_halves
     -- A paired BEFORE half lives on in its update.
     where not ({{ paired }} and op = 'UPDATE_BEFORE')
-),
-
-fingerprinted_events as (
-    select
-        *,
-        {{ cdc_event_fingerprint() }} as event_fingerprint
-    from canonical_events
 )
 
-{{ cdc_built_and_kept('fingerprinted_events', 'kept_events', columns + ['event_fingerprint', 'event_bucket']) }}
+{{ cdc_built_and_kept('canonical_events', 'kept_events', columns + ['event_bucket']) }}

@@ -15,15 +15,17 @@
       per-(identity, column) "last value that was present" window over the changes in sequence
       order: linear in changes x columns, unlike re-merging every prefix of a row's changes
       (quadratic for frequently updated rows).
-    Incremental: an identity's rows depend on its own units and its table's truncates alone. Each
-    row carries what it was built from: its event's fingerprint (int_change_events computes it once
-    per event) and its table's truncates fingerprint. A run compares those with the events and
-    truncates now, recomputes only the identities a new, changed or vanished event touches (now or
-    when built) and every identity of a table whose truncates changed, and, as rows live in
-    `key_bucket` partitions (a hash of table and identity), overwrites the partitions they fall in
-    with the recomputed rows plus the stored rows of every other identity there. The images of an
-    unchanged event are scanned but neither hashed nor turned into units. The result is the full
-    refresh's, late events included, at the cost of the changed identities' windows.
+    Incremental: an identity's rows depend on its own units and its table's truncates alone. A run
+    takes the events int_change_events built since this model last wrote (built_at after the
+    newest of its rows: new events, and events rebuilt by a redelivery or a completed split
+    update), recomputes only the identities those events
+    touch (now or when built) and every identity of a table a new truncate cuts, and, as rows live
+    in `key_bucket` partitions (a hash of table and identity), overwrites the partitions they fall
+    in with the recomputed rows plus the stored rows of every other identity there. What it reads:
+    the built_at, event id and op columns of all events and the identity columns of its own rows
+    (narrow), the images of the events on recomputed identities, and the rows of the partitions
+    it overwrites. A run with nothing new reads the narrow columns and writes nothing. The result
+    is the full refresh's, late events included.
     Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
     that are read several times, and a plan that repeats its inputs grows with every reuse.
 -#}
@@ -34,27 +36,29 @@
     on_schema_change='fail',
 ) }}
 
+{#- The events int_change_events built since this model last wrote (changed_events below): the
+    other key sets grow with them. -#}
+{%- set broadcast = cdc_may_broadcast(
+    "select count(*) from " ~ ref('int_change_events') ~ " where built_at > " ~ cdc_newest_built_at(this)
+) %}
 {%- set change_order = 'sequence, sub_order, event_id' %}
 {#- What a change row says besides its folded image; every step carries these columns. -#}
 {%- set action_attributes = [
-    'key_bucket', 'identity_fingerprint', 'table_key', 'unit_identity', 'row_key', 'is_keyed', 'source_name', 'dialect',
+    'key_bucket', 'table_key', 'unit_identity', 'row_key', 'is_keyed', 'source_name', 'dialect',
     'tenant_name', 'database_name', 'schema_name', 'table_name', 'primary_key_columns', 'event_id', 'op',
     'sequence', 'sub_order', 'event_ts', 'emitted_ts', 'landing_timestamp', 'change_kind', 'starts_row',
-    'event_fingerprint', 'truncates_fingerprint',
 ] %}
 {#- The model's columns (built rows and, incrementally, the stored rows kept beside them). -#}
 {%- set output_columns = [
     'action_id', 'table_key', 'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name',
     'primary_key_columns', 'row_key', 'row_identity', 'event_id', 'op', 'change_kind', 'starts_row', 'sequence',
     'sub_order', 'segment', 'event_ts', 'emitted_ts', 'landing_timestamp', 'row_values', 'row_values_json',
-    'is_deleted', 'unit_identity', 'identity_fingerprint', 'event_fingerprint', 'truncates_fingerprint', 'key_bucket',
+    'is_deleted', 'unit_identity', 'key_bucket',
 ] %}
 {#- What a truncate's spawned delete takes from the truncate event itself. -#}
 {%- set truncate_attributes = [
-    'event_id', 'op', 'sequence', 'event_ts', 'emitted_ts', 'landing_timestamp', 'event_fingerprint',
+    'event_id', 'op', 'sequence', 'event_ts', 'emitted_ts', 'landing_timestamp',
 ] %}
-{#- The truncates fingerprint of a table without truncates (the hash of an empty list). -#}
-{%- set no_truncates = "xxhash64('[]')" %}
 
 with events as (
     select
@@ -69,74 +73,46 @@ with events as (
 ),
 
 -- Truncates cut a table's history into epochs: epoch n = after the table's n-th truncate.
--- A table has few truncates: they travel as one small array per table, with its hash.
+-- A table has few truncates: they travel as one small array per table.
 table_truncates as (
     select
         table_key,
-        truncates,
-        xxhash64(to_json(truncates)) as truncates_fingerprint
-    from (
-        select
-            table_key,
-            array_sort(collect_list(named_struct(
-                'sequence', sequence, 'event_id', event_id, 'op', op, 'event_ts', event_ts,
-                'emitted_ts', emitted_ts, 'landing_timestamp', landing_timestamp,
-                'event_fingerprint', event_fingerprint
-            ))) as truncates
-        from events
-        where op = 'TRUNCATE'
-        group by table_key
-    ) as collected
+        array_sort(collect_list(named_struct(
+            'sequence', sequence, 'event_id', event_id, 'op', op, 'event_ts', event_ts,
+            'emitted_ts', emitted_ts, 'landing_timestamp', landing_timestamp
+        ))) as truncates
+    from events
+    where op = 'TRUNCATE'
+    group by table_key
 ),
 
 {% if is_incremental() %}
-    -- What the stored rows were built from: the unit's event (its fingerprint) and the table's
-    -- truncates. A truncate's deletes carry the truncate's event id: they count as the table's.
+    -- The stored rows: which identity each unit of which event reached or left when built.
     stored_units as (
         select
             table_key,
             unit_identity,
-            event_id,
-            event_fingerprint,
-            truncates_fingerprint,
-            op
+            event_id
         from {{ this }}
     ),
 
-    built_events as (
-        select distinct
-            event_id,
-            event_fingerprint
-        from stored_units
-        where op <> 'TRUNCATE'
-    ),
-
-    current_events as (
-        select
-            event_id,
-            event_fingerprint
-        from events
-        where op <> 'TRUNCATE'
-    ),
-
-    -- Events new or changed since the rows were built, and built events that are gone.
+    -- Events int_change_events built since this model last wrote: new events and the ones it
+    -- rebuilt (a redelivery counted, a split update paired). A BEFORE half a paired update absorbs
+    -- never had units (UPDATE_BEFORE is no row op here), so its going changes no stored row.
     changed_events as (
-        {{ cdc_changed_keys('current_events', 'built_events', ['event_id'], 'event_fingerprint') }}
+        select event_id
+        from {{ ref('int_change_events') }}
+        where built_at > {{ cdc_newest_built_at(this) }}
     ),
 
+    -- A new truncate changes the epochs of every identity of its table.
     changed_tables as (
-        select distinct built_tables.table_key
-        from (
-            select distinct
-                table_key,
-                truncates_fingerprint
-            from stored_units
-        ) as built_tables
-        left join table_truncates on built_tables.table_key = table_truncates.table_key
-        where built_tables.truncates_fingerprint <> coalesce(table_truncates.truncates_fingerprint, {{ no_truncates }})
+        select distinct table_key
+        from events
+        where op = 'TRUNCATE' and built_at > {{ cdc_newest_built_at(this) }}
     ),
 
-    {{ cdc_row_units('events', 'of_changed_events', event_ids='changed_events') }},
+    {{ cdc_row_units('events', 'of_changed_events', event_ids='changed_events', broadcast=broadcast) }},
 
     -- An identity's rows depend on its units and its table's truncates alone: the identities a
     -- changed event reaches or leaves now or did when built, and every identity of a table whose
@@ -173,10 +149,10 @@ table_truncates as (
                 and stored_units.unit_identity = changed_identities.identity
     ),
 
-    {{ cdc_row_units('events', 'of_needed_events', event_ids='needed_events') }},
+    {{ cdc_row_units('events', 'of_needed_events', event_ids='needed_events', broadcast=broadcast) }},
 
     units_to_build as (
-        select {{ cdc_broadcast_keys(['changed_identities']) }} units_of_needed_events.*
+        select {{ cdc_broadcast_keys(['changed_identities'], broadcast) }} units_of_needed_events.*
         from units_of_needed_events
         left semi join changed_identities
             on
@@ -207,18 +183,13 @@ table_truncates as (
     ),
 {% endif %}
 
--- Each unit with its table's truncates (its epoch) and the hash of its inputs.
-hashed_units as (
+-- Each unit with its table's truncates (its epoch).
+epoch_units as (
     select
         units_to_build.*,
         coalesce(table_truncates.truncates, array()) as truncates,
-        coalesce(table_truncates.truncates_fingerprint, {{ no_truncates }}) as truncates_fingerprint,
         size(filter(coalesce(table_truncates.truncates, array()), t -> t.sequence <= units_to_build.sequence))
-            as epoch,
-        xxhash64(
-            units_to_build.event_fingerprint, units_to_build.unit_sign, units_to_build.identity,
-            coalesce(table_truncates.truncates_fingerprint, {{ no_truncates }})
-        ) as input_hash
+            as epoch
     from units_to_build
     left join table_truncates on units_to_build.table_key = table_truncates.table_key
 ),
@@ -227,10 +198,9 @@ counted_units as (
     select
         *,
         identity as unit_identity,
-        bit_xor(input_hash) over (partition by table_key, identity) as identity_fingerprint,
         count_if(unit_sign = 1) over copy_order as copies_added,
         count_if(unit_sign = -1) over copy_order as copies_removed
-    from hashed_units
+    from epoch_units
     window copy_order as (
         partition by table_key, identity, epoch
         order by sequence, sub_order, event_id
@@ -425,9 +395,6 @@ built_rows as (
         {{ cdc_map_json('row_values') }} as row_values_json,
         change_kind = 'delete' as is_deleted,
         unit_identity,
-        identity_fingerprint,
-        event_fingerprint,
-        truncates_fingerprint,
         key_bucket
     from folded_rows
 )

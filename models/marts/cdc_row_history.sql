@@ -14,10 +14,12 @@
       overlaps, and the last version of each row is current (valid_to null).
     So `valid_from <= T and (valid_to > T or valid_to is null) and not is_deleted` is the source
     table at instant T.
-    Incremental like int_row_changes: a run rebuilds the rows whose input fingerprint
-    (int_row_changes.identity_fingerprint) differs from the one their versions were built from,
-    and drops rows int_row_changes no longer has; the `key_bucket` partitions they fall in are
-    overwritten with those versions plus the stored versions of every other row there.
+    Incremental like int_row_changes: a run rebuilds the versions of the identities int_row_changes
+    rebuilt since this model last wrote (its rows with a newer built_at) from their rows there, and
+    overwrites the `key_bucket` partitions they fall in with those versions plus the stored
+    versions of every other identity there. What it reads: the built_at and identity columns of
+    int_row_changes (narrow), the rows of the rebuilt identities, and the versions of the
+    partitions it overwrites. A run with nothing new reads the narrow columns and writes nothing.
 -#}
 {{ config(
     materialized='incremental',
@@ -29,7 +31,7 @@
 {%- set output_columns = [
     'version_id', 'feed', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name',
     'primary_key_columns', 'primary_key', 'row_identity', 'row_values', 'row_values_json', 'valid_from', 'valid_to',
-    'is_current', 'is_deleted', 'version_number', 'op', 'event_id', 'sequence', 'identity_fingerprint', 'key_bucket',
+    'is_current', 'is_deleted', 'version_number', 'op', 'event_id', 'sequence', 'key_bucket',
 ] %}
 
 with all_row_changes as (
@@ -37,52 +39,42 @@ with all_row_changes as (
 ),
 
 {% if is_incremental() %}
-    stored_versions as (
-        select
-            *,
-            {{ cdc_table_key('feed') }} as table_key
-        from {{ this }}
-    ),
-
-    row_inputs as (
+    -- The identities int_row_changes rebuilt since this model last wrote: all their rows carry the
+    -- newer built_at (a keyless identity is an image's hash, shared by its numbered copies).
+    rebuilt_identities as (
         select distinct
             table_key,
-            row_key,
-            key_bucket,
-            identity_fingerprint
+            unit_identity,
+            key_bucket
         from all_row_changes
-    ),
-
-    built_inputs as (
-        select distinct
-            table_key,
-            primary_key as row_key,
-            key_bucket,
-            identity_fingerprint
-        from stored_versions
-    ),
-
-    -- Rows whose inputs changed, and rows int_row_changes no longer has (rebuilt to nothing).
-    changed_rows as (
-        {{ cdc_changed_keys(
-            'row_inputs', 'built_inputs', ['table_key', 'row_key', 'key_bucket'], 'identity_fingerprint'
-        ) }}
+        where built_at > {{ cdc_newest_built_at(this) }}
     ),
 
     row_changes as (
         select all_row_changes.*
         from all_row_changes
-        left semi join changed_rows
-            on all_row_changes.table_key = changed_rows.table_key and all_row_changes.row_key = changed_rows.row_key
+        left semi join rebuilt_identities
+            on
+                all_row_changes.table_key = rebuilt_identities.table_key
+                and all_row_changes.unit_identity = rebuilt_identities.unit_identity
     ),
 
-    -- A partition is overwritten whole: it keeps the stored versions of the rows not rebuilt.
+    -- A partition is overwritten whole: it keeps the stored versions of the identities not rebuilt.
     kept_versions as (
-        select stored_versions.*
-        from stored_versions
-        left semi join changed_rows on stored_versions.key_bucket = changed_rows.key_bucket
-        left anti join changed_rows as rebuilt
-            on stored_versions.table_key = rebuilt.table_key and stored_versions.primary_key = rebuilt.row_key
+        select stored.*
+        from (
+            select
+                *,
+                {{ cdc_table_key('feed') }} as table_key,
+                case
+                    when row_identity = 'row_image' then get_json_object(primary_key, '$.row_image_sha256')
+                    else primary_key
+                end as unit_identity
+            from {{ this }}
+        ) as stored
+        left semi join rebuilt_identities on stored.key_bucket = rebuilt_identities.key_bucket
+        left anti join rebuilt_identities as rebuilt
+            on stored.table_key = rebuilt.table_key and stored.unit_identity = rebuilt.unit_identity
     ),
 {% else %}
     row_changes as (
@@ -180,7 +172,6 @@ built_versions as (
         op,
         event_id,
         sequence,
-        identity_fingerprint,
         key_bucket
     from versions
 )

@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import os
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +197,15 @@ def build_all(full_refresh: bool = False) -> Any:
 
 def table_rows(relation: str) -> list[dict[str, Any]]:
     return [row.asDict(recursive=True) for row in spark_session().table(relation).collect()]
+
+
+def comparable(rows: list[dict[str, Any]], without: tuple[str, ...] = ("built_at",)) -> Counter[str]:
+    """Rows as a multiset of sorted-key JSON texts (maps compare by content), without the columns
+    `without`: by default built_at, the run that wrote a row, which differs between an incremental
+    build and a full refresh of the same input (nothing else may)."""
+    return Counter(
+        json.dumps({k: v for k, v in r.items() if k not in without}, sort_keys=True, default=str) for r in rows
+    )
 
 
 def built_relations() -> dict[str, str]:

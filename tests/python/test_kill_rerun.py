@@ -87,7 +87,8 @@ warehouse, data, batch = sys.argv[2:]
 spark_steps.land(get_spark(master="local[1]", warehouse=warehouse), Path(data), int(batch))
 """
 
-# Every relation of the built schemas, each as its rows in sorted-key JSON (maps compare by content).
+# Every relation of the built schemas, each as its rows in sorted-key JSON (maps compare by content),
+# without built_at.
 EXPORT = """
 import json, sys
 from cdc_unify.spark import get_spark
@@ -97,8 +98,10 @@ relations = {}
 for schema in schemas:
     for table in spark.sql(f"show tables in `{schema}`").collect():
         rows = spark.table(f"`{schema}`.`{table.tableName}`").collect()
+        # built_at names the run that wrote a row: a killed build's rerun is another run.
         relations[f"{schema}.{table.tableName}"] = [
-            json.dumps(row.asDict(recursive=True), sort_keys=True, default=str) for row in rows
+            json.dumps({k: v for k, v in row.asDict(recursive=True).items() if k != "built_at"}, sort_keys=True, default=str)
+            for row in rows
         ]
 with open(out, "w") as f:
     json.dump(relations, f)

@@ -1,7 +1,9 @@
 """A DataWorks update split into UPDATE_BEFOR and UPDATE_AFTER messages whose halves land in
 different runs: the first run keeps the lone half as an unpaired event (nothing lost, no version
 from half an update); the next, incremental, run pairs the halves into one UPDATE and repairs the
-history, exactly as a full refresh of the same input does.
+history, exactly as a full refresh of the same input does. The next run also gets a redelivery of
+the first run's INSERT, and runs with a broadcast limit below its new rows, so its key sets are
+shuffled (what a backfill does) and must give the same tables.
 
 The messages are the DataWorks spec's own examples (tests/fixtures/spec_examples/dataworks_json:
 04 INSERT, 05 UPDATE_BEFOR, 06 UPDATE_AFTER of a table without a primary key), built into a
@@ -17,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from harness import land_messages, run_dbt, table_rows
+from harness import comparable, land_messages, run_dbt, table_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -33,15 +35,30 @@ def spec_message(name: str) -> bytes:
     return (SPEC / f"{name}.json").read_bytes()
 
 
-def build(full_refresh: bool = False) -> dict[str, list[dict[str, Any]]]:
+SELECTION = (f"stg_{DIALECT}__changes", "path:models/intermediate", "path:models/marts")
+# The models whose incremental runs broadcast or shuffle their key sets (cdc_may_broadcast).
+KEYED_MODELS = ("int_change_events", "int_row_changes")
+
+
+def build(full_refresh: bool = False, broadcast_key_limit: int | None = None) -> dict[str, Any]:
+    """The marts' rows of FEED after `dbt run`, and (key `compiled`) the SQL the keyed models ran."""
     flags = ["--full-refresh"] if full_refresh else []
-    selection = [f"stg_{DIALECT}__changes", "path:models/intermediate", "path:models/marts"]
-    run_dbt("run", *flags, "--select", *selection, dbt_vars={"cdc_dialects": [DIALECT]}, schema=SCHEMA)
+    dbt_vars: dict[str, Any] = {"cdc_dialects": [DIALECT]}
+    if broadcast_key_limit is not None:
+        dbt_vars["cdc_broadcast_key_limit"] = broadcast_key_limit
+    result = run_dbt("run", *flags, "--select", *SELECTION, dbt_vars=dbt_vars, schema=SCHEMA)
     marts = ("cdc_change_events", "cdc_row_history", "cdc_current_rows")
     return {
-        name: [r for r in table_rows(f"{SCHEMA}.{name}") if r.get("source_name", r.get("feed")) == FEED]
-        for name in marts
+        **{
+            name: [r for r in table_rows(f"{SCHEMA}.{name}") if r.get("source_name", r.get("feed")) == FEED]
+            for name in marts
+        },
+        "compiled": compiled_code(result),
     }
+
+
+def compiled_code(result: Any) -> dict[str, str]:
+    return {r.node.name: r.node.compiled_code for r in result.result.results if r.node.name in KEYED_MODELS}
 
 
 def row_ops(events: list[dict[str, Any]]) -> list[str]:
@@ -56,9 +73,26 @@ def values(rows: list[dict[str, Any]]) -> list[str]:
 def runs() -> dict[str, dict[str, list[dict[str, Any]]]]:
     land_messages(DIALECT, [spec_message("04_insert"), spec_message("05_update_before")], FEED, RUN_1, replace=True)
     first = build(full_refresh=True)
-    land_messages(DIALECT, [spec_message("06_update_after")], FEED, RUN_2, replace=False, first_offset=2)
-    second = build()
-    return {"first": first, "second": second, "full_refresh": build(full_refresh=True)}
+    land_messages(
+        DIALECT,
+        [spec_message("06_update_after"), spec_message("04_insert")],
+        FEED,
+        RUN_2,
+        replace=False,
+        first_offset=2,
+    )
+    # Two new staged rows, two events built: above a limit of one, nothing is broadcast.
+    second = build(broadcast_key_limit=1)
+    # Nothing new since: compiled (not run) with the default limit, the key sets are broadcast.
+    rerun_compiled = compiled_code(
+        run_dbt("compile", "--select", *KEYED_MODELS, dbt_vars={"cdc_dialects": [DIALECT]}, schema=SCHEMA)
+    )
+    return {
+        "first": first,
+        "second": second,
+        "rerun_compiled": rerun_compiled,
+        "full_refresh": build(full_refresh=True),
+    }
 
 
 def test_a_lone_half_waits_as_an_event_and_makes_no_version(runs) -> None:
@@ -79,9 +113,19 @@ def test_the_next_run_pairs_the_halves_into_one_update(runs) -> None:
     assert sorted(v["row_values"]["sex"] for v in live) == ["man", "woman"]
 
 
-def test_incremental_pairing_equals_a_full_refresh(runs) -> None:
-    def comparable(rows: list[dict[str, Any]]) -> list[str]:
-        return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+def test_the_redelivered_insert_counts_once(runs) -> None:
+    inserts = [e for e in runs["second"]["cdc_change_events"] if e["op"] == "INSERT"]
+    assert [e["delivery_count"] for e in inserts] == [2]
 
+
+def test_incremental_pairing_equals_a_full_refresh(runs) -> None:
     for name, rows in runs["second"].items():
-        assert comparable(rows) == comparable(runs["full_refresh"][name]), name
+        if name != "compiled":
+            assert comparable(rows) == comparable(runs["full_refresh"][name]), name
+
+
+def test_key_sets_are_broadcast_up_to_the_limit_and_shuffled_above_it(runs) -> None:
+    assert sorted(runs["second"]["compiled"]) == sorted(KEYED_MODELS)
+    for name in KEYED_MODELS:
+        assert "broadcast(" not in runs["second"]["compiled"][name], name
+        assert "/*+ broadcast(" in runs["rerun_compiled"][name], name
