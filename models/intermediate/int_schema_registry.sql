@@ -92,25 +92,6 @@ column_sightings as (
         lateral view explode(event_signatures.column_names) seen as column_name
 ),
 
-new_type_versions as (
-    select
-        table_key,
-        source_name,
-        column_name,
-        column_source_type,
-        column_type,
-        {%- for column in table_columns %}
-            any_value({{ column }}) as {{ column }},
-        {%- endfor %}
-        min(first_seen) as first_seen,
-        max(last_seen) as last_seen,
-        sum(event_count) as event_count,
-        bool_or(event_kind = 'DDL') as seen_in_ddl,
-        bool_or(event_kind = 'ROW') as seen_in_rows
-    from column_sightings
-    group by table_key, source_name, column_name, column_source_type, column_type
-),
-
 new_table_keys as (
     select
         table_key,
@@ -138,8 +119,28 @@ new_feeds as (
         from {{ this }} as held
         left semi join new_feeds on held.source_name = new_feeds.source_name
     ),
+{% endif %}
 
-    type_versions as (
+-- Each column and type as the new events show it and, on an incremental run, as the rows held for
+-- their feeds have it: one aggregate merges both.
+type_sightings as (
+    select
+        table_key,
+        source_name,
+        column_name,
+        column_source_type,
+        column_type,
+        {%- for column in table_columns %}
+            {{ column }},
+        {%- endfor %}
+        first_seen,
+        last_seen,
+        event_count,
+        event_kind = 'DDL' as seen_in_ddl,
+        event_kind = 'ROW' as seen_in_rows
+    from column_sightings
+    {%- if is_incremental() %}
+        union all
         select
             table_key,
             source_name,
@@ -147,37 +148,39 @@ new_feeds as (
             column_source_type,
             column_type,
             {%- for column in table_columns %}
-                any_value({{ column }}) as {{ column }},
+                {{ column }},
             {%- endfor %}
-            min(first_seen) as first_seen,
-            max(last_seen) as last_seen,
-            sum(event_count) as event_count,
-            bool_or(seen_in_ddl) as seen_in_ddl,
-            bool_or(seen_in_rows) as seen_in_rows
-        from (
-            select * from new_type_versions
-            union all
-            select
-                table_key,
-                source_name,
-                column_name,
-                column_source_type,
-                column_type,
-                {%- for column in table_columns %}
-                    {{ column }},
-                {%- endfor %}
-                struct(first_seen_sequence as sequence, first_seen_event_id as event_id, first_seen_ts as event_ts)
-                    as first_seen,
-                struct(last_seen_sequence as sequence, last_seen_event_id as event_id, last_seen_ts as event_ts)
-                    as last_seen,
-                event_count,
-                seen_in_ddl,
-                seen_in_rows
-            from held
-        ) as versions
-        group by table_key, source_name, column_name, column_source_type, column_type
-    ),
+            struct(first_seen_sequence as sequence, first_seen_event_id as event_id, first_seen_ts as event_ts)
+                as first_seen,
+            struct(last_seen_sequence as sequence, last_seen_event_id as event_id, last_seen_ts as event_ts)
+                as last_seen,
+            event_count,
+            seen_in_ddl,
+            seen_in_rows
+        from held
+    {%- endif %}
+),
 
+type_versions as (
+    select
+        table_key,
+        source_name,
+        column_name,
+        column_source_type,
+        column_type,
+        {%- for column in table_columns %}
+            any_value({{ column }}) as {{ column }},
+        {%- endfor %}
+        min(first_seen) as first_seen,
+        max(last_seen) as last_seen,
+        sum(event_count) as event_count,
+        bool_or(seen_in_ddl) as seen_in_ddl,
+        bool_or(seen_in_rows) as seen_in_rows
+    from type_sightings
+    group by table_key, source_name, column_name, column_source_type, column_type
+),
+
+{% if is_incremental() %}
     table_keys as (
         select
             table_key,
@@ -211,10 +214,6 @@ new_feeds as (
         group by source_name
     ),
 {% else %}
-    type_versions as (
-        select * from new_type_versions
-    ),
-
     table_keys as (
         select * from new_table_keys
     ),
