@@ -24,6 +24,8 @@
 
 {#- The columns naming a source table: one value per table_key. -#}
 {% set table_columns = ['dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name'] %}
+{#- The grain: one column of one table with one source and canonical type. -#}
+{% set type_key = ['table_key', 'source_name', 'column_name', 'column_source_type', 'column_type'] %}
 
 with staged as (
     select * from {{ ref('int_staged_events') }}
@@ -125,14 +127,7 @@ new_feeds as (
 -- their feeds have it: one aggregate merges both.
 type_sightings as (
     select
-        table_key,
-        source_name,
-        column_name,
-        column_source_type,
-        column_type,
-        {%- for column in table_columns %}
-            {{ column }},
-        {%- endfor %}
+        {{ (type_key + table_columns) | join(', ') }},
         first_seen,
         last_seen,
         event_count,
@@ -142,14 +137,7 @@ type_sightings as (
     {%- if is_incremental() %}
         union all
         select
-            table_key,
-            source_name,
-            column_name,
-            column_source_type,
-            column_type,
-            {%- for column in table_columns %}
-                {{ column }},
-            {%- endfor %}
+            {{ (type_key + table_columns) | join(', ') }},
             struct(first_seen_sequence as sequence, first_seen_event_id as event_id, first_seen_ts as event_ts)
                 as first_seen,
             struct(last_seen_sequence as sequence, last_seen_event_id as event_id, last_seen_ts as event_ts)
@@ -163,11 +151,7 @@ type_sightings as (
 
 type_versions as (
     select
-        table_key,
-        source_name,
-        column_name,
-        column_source_type,
-        column_type,
+        {{ type_key | join(', ') }},
         {%- for column in table_columns %}
             any_value({{ column }}) as {{ column }},
         {%- endfor %}
@@ -177,7 +161,7 @@ type_versions as (
         bool_or(seen_in_ddl) as seen_in_ddl,
         bool_or(seen_in_rows) as seen_in_rows
     from type_sightings
-    group by table_key, source_name, column_name, column_source_type, column_type
+    group by {{ type_key | join(', ') }}
 ),
 
 {% if is_incremental() %}
