@@ -32,7 +32,7 @@ freshness as (
 
 select
     measured_at,
-    source_name,
+    feed,
     dialect,
     last_event_ts,
     last_heartbeat_ts,

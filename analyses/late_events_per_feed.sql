@@ -15,7 +15,7 @@ with change_events as (
 
 table_events as (
     select
-        source_name,
+        feed,
         dialect,
         named_struct(
             'tenant_name', tenant_name,
@@ -33,7 +33,7 @@ table_events as (
 
 landings_per_sequence as (
     select
-        source_name,
+        feed,
         dialect,
         source_table,
         sequence,
@@ -46,7 +46,7 @@ first_landing_after as (
     select
         *,
         min(first_landed_at) over (
-            partition by source_name, dialect, source_table
+            partition by feed, dialect, source_table
             order by sequence
             rows between 1 following and unbounded following
         ) as followers_first_landed_at
@@ -58,7 +58,7 @@ events_with_followers as (
         table_events.*,
         first_landing_after.followers_first_landed_at
     from table_events
-    inner join first_landing_after using (source_name, dialect, source_table, sequence)
+    inner join first_landing_after using (feed, dialect, source_table, sequence)
 ),
 
 judged_events as (
@@ -70,7 +70,7 @@ judged_events as (
 )
 
 select
-    source_name,
+    feed,
     dialect,
     count(*) as table_events,
     count_if(is_late) as late_events,

@@ -4,20 +4,49 @@
     (column_source_types / column_types), the columns their images carry, and DDL events that
     describe the table. A retyped column (ALTER ... MODIFY) gets a new row; is_latest_type marks
     the type most recently seen. The table's primary key (latest event that names key columns)
-    is attached to every row with where it came from. Events at the same sequence (one transaction
-    of a dialect without per-row positions) are told apart by event id, so reruns agree.
+    is attached to every row with where it came from. "Seen" is in source order (sequence, then
+    event id for events at the same sequence), never landing order, so a late DDL takes its place
+    in the history whenever it lands. Events are the distinct decoded row and DDL events of the
+    messages (staged rows de-duplicated by event id; the two halves of a split update are two
+    events, each with the columns and types its message carries).
+    Incremental (insert_overwrite, one partition per feed): a run reads the decoded staged rows
+    landed since the newest landing it holds for their feed (landed_until), drops the events a
+    staged row delivered before (a lookup of their event ids in the staged rows), aggregates the
+    rest per column and type, merges that with the rows it holds for those feeds (counts add up,
+    first/last sightings and the key by min/max in source order) and rewrites those feeds.
 -#}
-{{ config(materialized='table') }}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='insert_overwrite',
+    partition_by=['source_name'],
+    on_schema_change='fail',
+) }}
 
 {#- The columns naming a source table: one value per table_key. -#}
-{% set table_columns = ['source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name'] %}
+{% set table_columns = ['dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name'] %}
+{#- The grain: one column of one table with one source and canonical type. -#}
+{% set type_key = ['table_key', 'source_name', 'column_name', 'column_source_type', 'column_type'] %}
 
-with described_events as (
+with staged as (
+    select * from {{ ref('int_staged_events') }}
+    where message_status = 'decoded'
+),
+
+new_rows as (
+    select
+        *,
+        {{ cdc_held_until(held_until='landed_until') }} as held_until
+    from staged
+    where event_kind in ('ROW', 'DDL')
+        and table_name is not null
+        and {{ cdc_landed_after_held(held_until='landed_until') }}
+),
+
+described_events as (
     select
         *,
         {{ cdc_table_key() }} as table_key
-    from {{ ref('int_change_events') }}
-    where event_kind in ('ROW', 'DDL') and table_name is not null
+    from ({{ cdc_first_landings('new_rows', 'staged', 'held_until') }}) as first_landings
 ),
 
 event_columns as (
@@ -40,6 +69,7 @@ event_columns as (
 event_signatures as (
     select
         table_key,
+        source_name,
         event_kind,
         column_names,
         source_type_entries,
@@ -47,13 +77,11 @@ event_signatures as (
         {%- for column in table_columns %}
             any_value({{ column }}) as {{ column }},
         {%- endfor %}
-        min(sequence) as first_seen_sequence,
-        max(sequence) as last_seen_sequence,
         min(struct(sequence, event_id, event_ts)) as first_seen,
         max(struct(sequence, event_id, event_ts)) as last_seen,
         count(*) as event_count
     from event_columns
-    group by table_key, event_kind, column_names, source_type_entries, type_entries
+    group by table_key, source_name, event_kind, column_names, source_type_entries, type_entries
 ),
 
 column_sightings as (
@@ -66,67 +94,184 @@ column_sightings as (
         lateral view explode(event_signatures.column_names) seen as column_name
 ),
 
-type_versions as (
+new_table_keys as (
     select
         table_key,
-        column_name,
-        column_source_type,
-        column_type,
-        {%- for column in table_columns %}
-            any_value({{ column }}) as {{ column }},
-        {%- endfor %}
-        min(first_seen_sequence) as first_seen_sequence,
-        max(last_seen_sequence) as last_seen_sequence,
-        min(first_seen).event_ts as first_seen_ts,
-        max(last_seen).event_ts as last_seen_ts,
-        min(first_seen).event_id as first_seen_event_id,
-        max(last_seen).event_id as last_seen_event_id,
-        sum(event_count) as event_count,
-        bool_or(event_kind = 'DDL') as seen_in_ddl,
-        bool_or(event_kind = 'ROW') as seen_in_rows
-    from column_sightings
-    group by table_key, column_name, column_source_type, column_type
-),
-
-table_keys as (
-    select
-        table_key,
-        max_by(primary_key_columns, struct(sequence, event_id)) as primary_key_columns,
-        max_by(primary_key_source, struct(sequence, event_id)) as primary_key_source,
-        max(sequence) as primary_key_sequence
+        max_by(
+            struct(primary_key_columns, primary_key_source),
+            struct(sequence, event_id)
+        ) as primary_key,
+        max(struct(sequence, event_id)) as primary_key_seen
     from described_events
     where coalesce(size(primary_key_columns), 0) > 0
     group by table_key
+),
+
+new_feeds as (
+    select
+        source_name,
+        max(landed_at) as landed_until
+    from new_rows
+    group by source_name
+),
+
+{% if is_incremental() %}
+    held as (
+        select held.*
+        from {{ this }} as held
+        left semi join new_feeds on held.source_name = new_feeds.source_name
+    ),
+{% endif %}
+
+-- Each column and type as the new events show it and, on an incremental run, as the rows held for
+-- their feeds have it: one aggregate merges both.
+type_sightings as (
+    select
+        {{ (type_key + table_columns) | join(', ') }},
+        first_seen,
+        last_seen,
+        event_count,
+        event_kind = 'DDL' as seen_in_ddl,
+        event_kind = 'ROW' as seen_in_rows
+    from column_sightings
+    {%- if is_incremental() %}
+        union all
+        select
+            {{ (type_key + table_columns) | join(', ') }},
+            struct(first_seen_sequence as sequence, first_seen_event_id as event_id, first_seen_ts as event_ts)
+                as first_seen,
+            struct(last_seen_sequence as sequence, last_seen_event_id as event_id, last_seen_ts as event_ts)
+                as last_seen,
+            event_count,
+            seen_in_ddl,
+            seen_in_rows
+        from held
+    {%- endif %}
+),
+
+type_versions as (
+    select
+        {{ type_key | join(', ') }},
+        {%- for column in table_columns %}
+            any_value({{ column }}) as {{ column }},
+        {%- endfor %}
+        min(first_seen) as first_seen,
+        max(last_seen) as last_seen,
+        sum(event_count) as event_count,
+        bool_or(seen_in_ddl) as seen_in_ddl,
+        bool_or(seen_in_rows) as seen_in_rows
+    from type_sightings
+    group by {{ type_key | join(', ') }}
+),
+
+{% if is_incremental() %}
+    table_keys as (
+        select
+            table_key,
+            max_by(primary_key, primary_key_seen) as primary_key,
+            max(primary_key_seen) as primary_key_seen
+        from (
+            select * from new_table_keys
+            union all
+            select distinct
+                table_key,
+                struct(primary_key_columns, primary_key_source) as primary_key,
+                struct(primary_key_sequence as sequence, primary_key_event_id as event_id) as primary_key_seen
+            from held
+            where primary_key_sequence is not null
+        ) as sightings
+        group by table_key
+    ),
+
+    feeds as (
+        select
+            source_name,
+            max(landed_until) as landed_until
+        from (
+            select * from new_feeds
+            union all
+            select distinct
+                source_name,
+                landed_until
+            from held
+        ) as watermarks
+        group by source_name
+    ),
+{% else %}
+    table_keys as (
+        select * from new_table_keys
+    ),
+
+    feeds as (
+        select * from new_feeds
+    ),
+{% endif %}
+
+final as (
+    select
+        type_versions.dialect,
+        type_versions.tenant_name,
+        type_versions.database_name,
+        type_versions.schema_name,
+        type_versions.table_name,
+        type_versions.column_name,
+        type_versions.column_source_type,
+        type_versions.column_type,
+        type_versions.first_seen.sequence as first_seen_sequence,
+        type_versions.last_seen.sequence as last_seen_sequence,
+        type_versions.first_seen.event_ts as first_seen_ts,
+        type_versions.last_seen.event_ts as last_seen_ts,
+        type_versions.first_seen.event_id as first_seen_event_id,
+        type_versions.last_seen.event_id as last_seen_event_id,
+        type_versions.event_count,
+        type_versions.seen_in_ddl,
+        type_versions.seen_in_rows,
+        row_number() over (
+            partition by type_versions.table_key, type_versions.column_name
+            order by
+                type_versions.last_seen.sequence desc, type_versions.first_seen.sequence desc,
+                type_versions.column_source_type asc, type_versions.column_type asc
+        ) = 1 as is_latest_type,
+        table_keys.primary_key.primary_key_columns,
+        table_keys.primary_key.primary_key_source,
+        nullif(array_position(table_keys.primary_key.primary_key_columns, type_versions.column_name), 0)
+            as primary_key_ordinal,
+        table_keys.primary_key_seen.sequence as primary_key_sequence,
+        table_keys.primary_key_seen.event_id as primary_key_event_id,
+        type_versions.table_key,
+        feeds.landed_until,
+        type_versions.source_name
+    from type_versions
+    left join table_keys on type_versions.table_key = table_keys.table_key
+    inner join feeds on type_versions.source_name = feeds.source_name
 )
 
 select
-    type_versions.source_name,
-    type_versions.dialect,
-    type_versions.tenant_name,
-    type_versions.database_name,
-    type_versions.schema_name,
-    type_versions.table_name,
-    type_versions.column_name,
-    type_versions.column_source_type,
-    type_versions.column_type,
-    type_versions.first_seen_sequence,
-    type_versions.last_seen_sequence,
-    type_versions.first_seen_ts,
-    type_versions.last_seen_ts,
-    type_versions.first_seen_event_id,
-    type_versions.last_seen_event_id,
-    type_versions.event_count,
-    type_versions.seen_in_ddl,
-    type_versions.seen_in_rows,
-    row_number() over (
-        partition by type_versions.table_key, type_versions.column_name
-        order by
-            type_versions.last_seen_sequence desc, type_versions.first_seen_sequence desc,
-            type_versions.column_source_type asc, type_versions.column_type asc
-    ) = 1 as is_latest_type,
-    table_keys.primary_key_columns,
-    table_keys.primary_key_source,
-    nullif(array_position(table_keys.primary_key_columns, type_versions.column_name), 0) as primary_key_ordinal,
-    type_versions.table_key
-from type_versions
-left join table_keys on type_versions.table_key = table_keys.table_key
+    dialect,
+    tenant_name,
+    database_name,
+    schema_name,
+    table_name,
+    column_name,
+    column_source_type,
+    column_type,
+    first_seen_sequence,
+    last_seen_sequence,
+    first_seen_ts,
+    last_seen_ts,
+    first_seen_event_id,
+    last_seen_event_id,
+    event_count,
+    seen_in_ddl,
+    seen_in_rows,
+    is_latest_type,
+    primary_key_columns,
+    primary_key_source,
+    primary_key_ordinal,
+    primary_key_sequence,
+    primary_key_event_id,
+    table_key,
+    landed_until,
+    {{ cdc_built_at() }} as built_at,
+    source_name
+from final

@@ -1,4 +1,12 @@
-{#- Every landed message a staging model could not decode (grain: one quarantined landing). -#}
+{#- Every landed message a staging model could not decode (grain: one quarantined landing).
+    Incremental (append): a run reads the int_quarantine rows built since its last run and appends
+    them; rows never change once written. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    on_schema_change='fail',
+) }}
+
 {% set meaning_cases = [] %}
 {% for code, meaning in cdc_error_codes().items() %}
     {% do meaning_cases.append(
@@ -8,11 +16,12 @@
 
 with quarantine as (
     select * from {{ ref('int_quarantine') }}
+    where {{ cdc_built_after_held() }}
 )
 
 select
     event_id,
-    source_name,
+    source_name as feed,
     dialect,
     landing_topic,
     landing_partition,
@@ -27,5 +36,6 @@ select
     raw_value_text,
     raw_value_base64,
     delivery_number,
-    delivery_number > 1 as is_redelivery
+    delivery_number > 1 as is_redelivery,
+    {{ cdc_built_at() }} as built_at
 from quarantine

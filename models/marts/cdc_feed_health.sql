@@ -3,23 +3,62 @@
     Every landed message is classified once: quarantined, tombstone, row (a decoded message
     with at least one row event) or non_row (decoded, only DDL / heartbeat / transaction /
     other events); landed_messages must equal their sum (test messages_reconciled). Event
-    counts are of distinct events (after de-duplication and split-update pairing); lag is
-    landed_at - event_ts of each event's first landing. Nothing here depends on the run time,
-    so re-running on unchanged input gives the same table.
+    counts are of distinct events (after de-duplication and split-update pairing, as in
+    int_change_events): every decoded message event counts once however often it landed, and the
+    two halves of a split update count once when paired (n-th UPDATE_BEFORE with n-th
+    UPDATE_AFTER of a table and source position, so a pair key with b before and a after halves
+    holds min(b, a) pairs). Lag is landed_at - event_ts of an event's first landing, over every
+    event except UPDATE_BEFORE halves (a paired one is its update's time; an unpaired one has its
+    count in unpaired_split_halves): exact count, sum, min and max, and the percentiles read from a
+    histogram of log-spaced lag buckets, 1% wide (lag_histogram, docs/analysts.md): exact to
+    within 1% of the lag, and mergeable, so an incremental run adds to it. Nothing here depends on
+    the run time, so re-running on unchanged input gives the same table.
+    Incremental (insert_overwrite, one partition per feed): a run reads the landing rows and the
+    staged rows landed since the newest it holds for the feed (last_landed_at, staged_until), looks
+    up whether their decoded events were delivered before (their event ids in the staged rows) and
+    the split-update halves of the pair keys new halves join, and adds what is new to the row it
+    holds for each such feed: counts and sums add up, times by min/max, histograms bucket by bucket.
 -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='insert_overwrite',
+    partition_by=['feed'],
+    on_schema_change='fail',
+) }}
+
+{#- Columns merged by addition, and those kept as the minimum / maximum of held and new values. -#}
+{% set summed = [
+    'landed_messages', 'staged_messages', 'row_messages', 'non_row_messages', 'quarantined_messages',
+    'tombstone_messages', 'unclassified_messages', 'message_events', 'redelivered_events', 'insert_events',
+    'unsplit_update_events', 'delete_events', 'snapshot_events', 'truncate_events', 'split_before_halves',
+    'split_after_halves', 'paired_split_updates', 'ddl_events', 'heartbeat_events', 'transaction_events',
+    'other_events', 'lag_events', 'lag_micros_sum',
+] %}
+{% set minimum = ['first_event_ts', 'lag_seconds_min'] %}
+{% set maximum = ['last_event_ts', 'last_heartbeat_ts', 'last_landed_at', 'staged_until', 'lag_seconds_max'] %}
+{% set merged_columns = summed + minimum + maximum %}
+{% set pair_key = [
+    'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name', 'source_position',
+] %}
+{#- A lag's bucket: 0 below a millisecond, else +-(1 + floor(log_1.01(|lag| / 1 ms))). -#}
+{% set lag_bucket = "case when abs(lag_micros) < 1000 then 0 else cast(sign(lag_micros) * "
+    ~ "(1 + floor(ln(abs(lag_micros) / 1000.0) / ln(1.01))) as int) end" %}
+
 {% set landed_counts = [] %}
 {% for dialect in cdc_dialects() %}
     {% do landed_counts.append(
-        "select feed as source_name, '" ~ dialect ~ "' as dialect, count(*) as landed_messages, "
-        ~ "max(landed_at) as last_landed_at from " ~ source('landing', dialect) ~ " group by feed"
+        "select feed, '" ~ dialect ~ "' as dialect, count(*) as landed_messages, "
+        ~ "max(landed_at) as last_landed_at from " ~ source('landing', dialect)
+        ~ " where " ~ cdc_landed_after_held('feed', 'feed', 'last_landed_at') ~ " group by feed"
     ) %}
 {% endfor %}
 {% if not landed_counts %}
     {% do landed_counts.append(
-        "select cast(null as string) as source_name, cast(null as string) as dialect, "
+        "select cast(null as string) as feed, cast(null as string) as dialect, "
         ~ "cast(null as bigint) as landed_messages, cast(null as timestamp) as last_landed_at where false"
     ) %}
 {% endif %}
+
 
 with landed as (
     {{ landed_counts | join(' union all ') }}
@@ -29,31 +68,42 @@ staged as (
     select * from {{ ref('int_staged_events') }}
 ),
 
-change_events as (
-    select * from {{ ref('int_change_events') }}
+decoded as (
+    select * from staged
+    where message_status = 'decoded'
+),
+
+new_staged as (
+    select
+        *,
+        {{ cdc_held_until('source_name', 'feed', 'staged_until') }} as held_until
+    from staged
+    where {{ cdc_landed_after_held('source_name', 'feed', 'staged_until') }}
 ),
 
 staged_messages as (
     {#- One row per place a message landed. Every landing record stages exactly one row with
         row_index 0, so those rows count the records; records that share coordinates and load (one
         load holding two exports of a Kafka partition) are classified together, and identical ones
-        (a redelivery) are each counted. -#}
+        (a redelivery) are each counted. A load is read whole by one run, so a group is too. -#}
     select
         source_name,
         dialect,
+        max(landed_at) as staged_until,
         count_if(row_index = 0) as records,
         count_if(row_index = 0 and message_status = 'quarantined') as quarantined_records,
         count_if(row_index = 0 and message_status = 'tombstone') as tombstone_records,
         count_if(row_index = 0 and message_status = 'decoded') as decoded_records,
         bool_or(message_status = 'decoded' and event_kind = 'ROW') as has_row_event
-    from staged
+    from new_staged
     group by source_name, dialect, landing_topic, landing_partition, landing_offset, landed_at
 ),
 
 message_counts as (
     select
-        source_name,
+        source_name as feed,
         dialect,
+        max(staged_until) as staged_until,
         sum(records) as staged_messages,
         sum(case when has_row_event then decoded_records else 0 end) as row_messages,
         sum(case when has_row_event then 0 else decoded_records end) as non_row_messages,
@@ -64,99 +114,292 @@ message_counts as (
     group by source_name, dialect
 ),
 
-event_lags as (
+new_deliveries as (
+    select * from new_staged
+    where message_status = 'decoded'
+),
+
+-- The events this model has not counted: first deliveries of event ids no earlier load delivered.
+new_events as (
     select
         *,
-        (unix_micros(landed_at) - unix_micros(event_ts)) / 1000000.0 as lag_seconds
-    from change_events
+        case when op <> 'UPDATE_BEFORE' then unix_micros(landed_at) - unix_micros(event_ts) end as lag_micros
+    from ({{ cdc_first_landings('new_deliveries', 'decoded', 'held_until') }}) as first_landings
 ),
 
 event_stats as (
     select
-        source_name,
+        source_name as feed,
         dialect,
-        count(*) as distinct_events,
-        sum(delivery_count - 1) as redelivered_events,
+        count(*) as message_events,
         count_if(event_kind = 'ROW' and op = 'INSERT') as insert_events,
-        count_if(event_kind = 'ROW' and op = 'UPDATE') as update_events,
+        count_if(event_kind = 'ROW' and op = 'UPDATE') as unsplit_update_events,
         count_if(event_kind = 'ROW' and op = 'DELETE') as delete_events,
         count_if(event_kind = 'ROW' and op = 'SNAPSHOT') as snapshot_events,
         count_if(op = 'TRUNCATE') as truncate_events,
-        count_if(op in ('UPDATE_BEFORE', 'UPDATE_AFTER')) as unpaired_split_halves,
+        count_if(op = 'UPDATE_BEFORE') as split_before_halves,
+        count_if(op = 'UPDATE_AFTER') as split_after_halves,
         count_if(event_kind = 'DDL') as ddl_events,
         count_if(event_kind = 'HEARTBEAT') as heartbeat_events,
         count_if(event_kind = 'TRANSACTION') as transaction_events,
         count_if(event_kind = 'OTHER') as other_events,
-        min(case when event_kind in ('ROW', 'DDL') then event_ts end) as first_event_ts,
-        max(case when event_kind in ('ROW', 'DDL') then event_ts end) as last_event_ts,
+        min(case when event_kind in ('ROW', 'DDL') and op <> 'UPDATE_BEFORE' then event_ts end) as first_event_ts,
+        max(case when event_kind in ('ROW', 'DDL') and op <> 'UPDATE_BEFORE' then event_ts end) as last_event_ts,
         max(case when event_kind = 'HEARTBEAT' then coalesce(event_ts, emitted_ts) end) as last_heartbeat_ts,
-        min(lag_seconds) as lag_seconds_min,
-        avg(lag_seconds) as lag_seconds_avg,
-        -- Both percentiles from one call: one exact value count per feed instead of two.
-        percentile(lag_seconds, array(0.5, 0.95)) as lag_seconds_percentiles,
-        max(lag_seconds) as lag_seconds_max
-    from event_lags
+        count(lag_micros) as lag_events,
+        sum(cast(lag_micros as decimal(38, 0))) as lag_micros_sum,
+        cast(min(lag_micros) / 1000000.0 as decimal(25, 6)) as lag_seconds_min,
+        cast(max(lag_micros) / 1000000.0 as decimal(25, 6)) as lag_seconds_max
+    from new_events
     group by source_name, dialect
 ),
 
-feeds as (
+delivery_counts as (
     select
-        source_name,
-        dialect
-    from landed
-    union
-    select
-        source_name,
-        dialect
-    from message_counts
-    union
-    select
-        source_name,
-        dialect
-    from event_stats
+        new_deliveries.source_name as feed,
+        new_deliveries.dialect,
+        count(*) - coalesce(any_value(event_stats.message_events), 0) as redelivered_events
+    from new_deliveries
+    left join event_stats
+        on new_deliveries.source_name = event_stats.feed and new_deliveries.dialect = event_stats.dialect
+    group by new_deliveries.source_name, new_deliveries.dialect
 ),
 
-final as (
+-- Pair keys that new split-update halves join, with every half of them ever delivered.
+new_pair_keys as (
+    select distinct {{ pair_key | join(', ') }}, held_until
+    from new_events
+    where op in ('UPDATE_BEFORE', 'UPDATE_AFTER') and source_position is not null
+),
+
+pair_halves as (
     select
-        feeds.source_name,
-        feeds.dialect,
-        coalesce(landed.landed_messages, 0) as landed_messages,
-        coalesce(message_counts.staged_messages, 0) as staged_messages,
-        coalesce(message_counts.row_messages, 0) as row_messages,
-        coalesce(message_counts.non_row_messages, 0) as non_row_messages,
-        coalesce(message_counts.quarantined_messages, 0) as quarantined_messages,
-        coalesce(message_counts.tombstone_messages, 0) as tombstone_messages,
-        coalesce(message_counts.unclassified_messages, 0) as unclassified_messages,
-        coalesce(event_stats.distinct_events, 0) as distinct_events,
-        coalesce(event_stats.redelivered_events, 0) as redelivered_events,
-        coalesce(event_stats.insert_events, 0) as insert_events,
-        coalesce(event_stats.update_events, 0) as update_events,
-        coalesce(event_stats.delete_events, 0) as delete_events,
-        coalesce(event_stats.snapshot_events, 0) as snapshot_events,
-        coalesce(event_stats.truncate_events, 0) as truncate_events,
-        coalesce(event_stats.unpaired_split_halves, 0) as unpaired_split_halves,
-        coalesce(event_stats.ddl_events, 0) as ddl_events,
-        coalesce(event_stats.heartbeat_events, 0) as heartbeat_events,
-        coalesce(event_stats.transaction_events, 0) as transaction_events,
-        coalesce(event_stats.other_events, 0) as other_events,
-        event_stats.first_event_ts,
-        event_stats.last_event_ts,
-        event_stats.last_heartbeat_ts,
-        landed.last_landed_at,
-        event_stats.lag_seconds_min,
-        event_stats.lag_seconds_avg,
-        event_stats.lag_seconds_percentiles[0] as lag_seconds_p50,
-        event_stats.lag_seconds_percentiles[1] as lag_seconds_p95,
-        event_stats.lag_seconds_max
-    from feeds
-    left join landed on feeds.source_name <=> landed.source_name and feeds.dialect = landed.dialect
-    left join message_counts
-        on feeds.source_name <=> message_counts.source_name and feeds.dialect = message_counts.dialect
-    left join event_stats on feeds.source_name <=> event_stats.source_name and feeds.dialect = event_stats.dialect
+        {%- for column in pair_key %}
+            decoded.{{ column }},
+        {%- endfor %}
+        new_pair_keys.held_until,
+        decoded.event_id,
+        decoded.op,
+        min(decoded.landed_at) as first_landed_at
+    from decoded
+    inner join new_pair_keys
+        on
+    {%- for column in pair_key %}
+            decoded.{{ column }} <=> new_pair_keys.{{ column }}{{ ' and' if not loop.last }}
+    {%- endfor %}
+    where decoded.op in ('UPDATE_BEFORE', 'UPDATE_AFTER')
+    group by
+        {% for column in pair_key %}decoded.{{ column }},
+        {% endfor %}new_pair_keys.held_until,
+        decoded.event_id,
+        decoded.op
+),
+
+pair_counts as (
+    select
+        source_name as feed,
+        dialect,
+        least(count_if(op = 'UPDATE_BEFORE'), count_if(op = 'UPDATE_AFTER'))
+        - least(
+            count_if(op = 'UPDATE_BEFORE' and first_landed_at <= held_until),
+            count_if(op = 'UPDATE_AFTER' and first_landed_at <= held_until)
+        ) as paired_split_updates
+    from pair_halves
+    group by {{ pair_key | join(', ') }}
+),
+
+pair_totals as (
+    select
+        feed,
+        dialect,
+        sum(paired_split_updates) as paired_split_updates
+    from pair_counts
+    group by feed, dialect
+),
+
+lag_buckets as (
+    select
+        source_name as feed,
+        dialect,
+        {{ lag_bucket }} as bucket,
+        count(*) as events
+    from new_events
+    where lag_micros is not null
+    group by source_name, dialect, {{ lag_bucket }}
+),
+
+{% if is_incremental() %}
+    -- Only the feeds with new landings are merged and rewritten; the others keep their partitions.
+    touched_feeds as (
+        select feed from landed
+        union
+        select feed from message_counts
+    ),
+
+    held as (
+        select held.*
+        from {{ this }} as held
+        left semi join touched_feeds on held.feed = touched_feeds.feed
+    ),
+
+    held_state as (
+        select
+            *,
+            update_events - paired_split_updates as unsplit_update_events
+        from held
+    ),
+
+    held_lag_buckets as (
+        select
+            held.feed,
+            held.dialect,
+            bucket.bucket,
+            bucket.events
+        from held
+            lateral view explode(held.lag_histogram) bucket as bucket, events
+    ),
+{% endif %}
+
+parts as (
+    {{ cdc_merge_part('landed', ['landed_messages', 'last_landed_at'], merged_columns) }}
+    union all
+    {{ cdc_merge_part('message_counts', [
+        'staged_until', 'staged_messages', 'row_messages', 'non_row_messages', 'quarantined_messages',
+        'tombstone_messages', 'unclassified_messages',
+    ], merged_columns) }}
+    union all
+    {{ cdc_merge_part('event_stats', [
+        'message_events', 'insert_events', 'unsplit_update_events', 'delete_events', 'snapshot_events',
+        'truncate_events', 'split_before_halves', 'split_after_halves', 'ddl_events', 'heartbeat_events',
+        'transaction_events', 'other_events', 'first_event_ts', 'last_event_ts', 'last_heartbeat_ts',
+        'lag_events', 'lag_micros_sum', 'lag_seconds_min', 'lag_seconds_max',
+    ], merged_columns) }}
+    union all
+    {{ cdc_merge_part('delivery_counts', ['redelivered_events'], merged_columns) }}
+    union all
+    {{ cdc_merge_part('pair_totals', ['paired_split_updates'], merged_columns) }}
+    {%- if is_incremental() %}
+        union all
+        {{ cdc_merge_part('held_state', merged_columns, merged_columns) }}
+    {%- endif %}
+),
+
+merged as (
+    select
+        feed,
+        dialect,
+        {%- for column in summed %}
+            coalesce(sum({{ column }}), 0) as {{ column }},
+        {%- endfor %}
+        {%- for column in minimum %}
+            min({{ column }}) as {{ column }},
+        {%- endfor %}
+    {%- for column in maximum %}
+        max({{ column }}) as {{ column }}{{ ',' if not loop.last }}
+    {%- endfor %}
+    from parts
+    group by feed, dialect
+),
+
+histograms as (
+    select
+        feed,
+        dialect,
+        map_from_entries(array_sort(collect_list(struct(bucket, events)))) as lag_histogram
+    from (
+        select
+            feed,
+            dialect,
+            bucket,
+            sum(events) as events
+        from (
+            select * from lag_buckets
+            {%- if is_incremental() %}
+                union all
+                select * from held_lag_buckets
+            {%- endif %}
+        ) as buckets
+        group by feed, dialect, bucket
+    ) as bucket_totals
+    group by feed, dialect
+),
+
+-- The value a percentile reads from the histogram: the bucket holding the event of that rank
+-- (nearest rank), at its geometric middle, within the exact min and max.
+percentiles as (
+    select
+        merged.*,
+        histograms.lag_histogram,
+        transform(
+            array(0.5, 0.95),
+            fraction -> aggregate(
+                array_sort(map_entries(histograms.lag_histogram)),
+                named_struct('seen', cast(0 as bigint), 'bucket', cast(null as int)),
+                (found, entry) -> named_struct(
+                    'seen', found.seen + entry.value,
+                    'bucket', coalesce(
+                        found.bucket,
+                        case
+                            when
+                                found.seen + entry.value >= greatest(ceil(fraction * merged.lag_events), 1)
+                                then entry.key
+                        end
+                    )
+                ),
+                found -> found.bucket
+            )
+        ) as percentile_buckets
+    from merged
+    left join histograms on merged.feed <=> histograms.feed and merged.dialect = histograms.dialect
 )
 
 select
-    *,
+    dialect,
+    landed_messages,
+    staged_messages,
+    row_messages,
+    non_row_messages,
+    quarantined_messages,
+    tombstone_messages,
+    unclassified_messages,
     landed_messages - (row_messages + non_row_messages + quarantined_messages + tombstone_messages)
-        as unreconciled_messages
-from final
+        as unreconciled_messages,
+    message_events - paired_split_updates as distinct_events,
+    redelivered_events,
+    insert_events,
+    unsplit_update_events + paired_split_updates as update_events,
+    delete_events,
+    snapshot_events,
+    truncate_events,
+    split_before_halves + split_after_halves - 2 * paired_split_updates as unpaired_split_halves,
+    ddl_events,
+    heartbeat_events,
+    transaction_events,
+    other_events,
+    first_event_ts,
+    last_event_ts,
+    last_heartbeat_ts,
+    last_landed_at,
+    lag_seconds_min,
+    cast(lag_micros_sum / nullif(lag_events, 0) / 1000000.0 as double) as lag_seconds_avg,
+    {%- for name, index in [('lag_seconds_p50', 0), ('lag_seconds_p95', 1)] %}
+        least(
+            cast(lag_seconds_max as double),
+            greatest(
+                cast(lag_seconds_min as double),
+                sign(percentile_buckets[{{ index }}]) * 0.001 * pow(1.01, abs(percentile_buckets[{{ index }}]) - 0.5)
+            )
+        ) as {{ name }},
+    {%- endfor %}
+    lag_seconds_max,
+    message_events,
+    split_before_halves,
+    split_after_halves,
+    paired_split_updates,
+    lag_events,
+    lag_micros_sum,
+    lag_histogram,
+    staged_until,
+    {{ cdc_built_at() }} as built_at,
+    feed
+from percentiles

@@ -1,12 +1,22 @@
-{#- DDL history of every feed (grain: one DDL event), in source order per table. -#}
+{#- DDL history of every feed (grain: one DDL event), in source order per table.
+    Incremental (append): a run reads the DDL events of int_change_events first landed after the
+    newest landing of their feed it holds and appends them. A DDL event's row never changes
+    after it first lands (a redelivery only raises its delivery count, which is not here), and a
+    late DDL is a new row whose sequence places it in source order. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    on_schema_change='fail',
+) }}
+
 with ddl_events as (
     select * from {{ ref('int_change_events') }}
-    where event_kind = 'DDL'
+    where event_kind = 'DDL' and {{ cdc_landed_after_held(held_feed_column='feed') }}
 )
 
 select
     event_id,
-    source_name,
+    source_name as feed,
     dialect,
     source_db_type,
     tenant_name,
@@ -29,5 +39,6 @@ select
     landing_partition,
     landing_offset,
     row_index,
-    landed_at
+    landed_at,
+    {{ cdc_built_at() }} as built_at
 from ddl_events

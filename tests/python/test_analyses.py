@@ -54,9 +54,9 @@ def row_text(values: dict[str, str | None]) -> str:
     return json.dumps({k: v for k, v in values.items() if v is not None}, sort_keys=True, ensure_ascii=False)
 
 
-def table_of(row: Row, feed_column: str = "feed") -> tuple:
+def table_of(row: Row) -> tuple:
     return (
-        row[feed_column],
+        row["feed"],
         row["dialect"],
         row["tenant_name"],
         row["database_name"],
@@ -192,7 +192,7 @@ def test_late_events_per_feed(workload, results) -> None:
     events_of: dict[tuple, list[Row]] = defaultdict(list)
     for e in results["marts"]["cdc_change_events"]:
         if e["event_kind"] in ("ROW", "DDL"):
-            events_of[table_of(e, "source_name")].append(e)
+            events_of[table_of(e)].append(e)
     per_feed: dict[tuple, dict[str, Any]] = defaultdict(lambda: {"events": 0, "late": 0, "tables": set(), "max": None})
     for table, events in events_of.items():
         feed = per_feed[table[:2]]
@@ -204,7 +204,7 @@ def test_late_events_per_feed(workload, results) -> None:
                 feed["late"] += 1
                 feed["tables"].add(table)
                 feed["max"] = lateness if feed["max"] is None else max(feed["max"], lateness)
-    got = {(r["source_name"], r["dialect"]): r for r in results["analyses"]["late_events_per_feed"]}
+    got = {(r["feed"], r["dialect"]): r for r in results["analyses"]["late_events_per_feed"]}
     assert set(got) == set(per_feed)
     for feed, counts in per_feed.items():
         row = got[feed]
@@ -219,11 +219,11 @@ def test_late_events_per_feed(workload, results) -> None:
 
 
 def test_feed_lag(results) -> None:
-    got = {(r["source_name"], r["dialect"]): r for r in results["analyses"]["feed_lag"]}
+    got = {(r["feed"], r["dialect"]): r for r in results["analyses"]["feed_lag"]}
     health = results["marts"]["cdc_feed_health"]
-    assert set(got) == {(h["source_name"], h["dialect"]) for h in health}
+    assert set(got) == {(h["feed"], h["dialect"]) for h in health}
     for h in health:
-        row = got[(h["source_name"], h["dialect"])]
+        row = got[(h["feed"], h["dialect"])]
         seen = max(t for t in (h["last_event_ts"], h["last_heartbeat_ts"]) if t is not None)
         assert row["measured_at"] == LAG_NOW
         assert row["source_seen_up_to"] == seen

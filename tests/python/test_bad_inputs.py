@@ -324,7 +324,7 @@ def test_spark_every_message_is_quarantined_or_decoded_as_its_fixture_says(corpu
 @pytest.mark.spark
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_spark_dead_letters_hold_exactly_the_quarantined_messages_with_reasons(corpus_build, dialect):
-    letters = [r for r in corpus_build["dead_letters"] if r["source_name"] == feed_of(dialect)]
+    letters = [r for r in corpus_build["dead_letters"] if r["feed"] == feed_of(dialect)]
     got = {r["landing_offset"]: r for r in letters}
     assert len(got) == len(letters), "a message has two dead letters"
     messages = corpus_build["messages"][dialect]
@@ -337,7 +337,7 @@ def test_spark_dead_letters_hold_exactly_the_quarantined_messages_with_reasons(c
 
 @pytest.mark.spark
 def test_spark_feed_health_reconciles_every_landed_message(corpus_build):
-    health = {r["dialect"]: r for r in corpus_build["feed_health"] if r["source_name"].startswith("bad_inputs_")}
+    health = {r["dialect"]: r for r in corpus_build["feed_health"] if r["feed"].startswith("bad_inputs_")}
     assert sorted(health) == sorted(DIALECTS)
     for dialect, listed in corpus_build["messages"].items():
         row = health[dialect]

@@ -162,7 +162,7 @@ def daily_files_build(tmp_path_factory) -> dict[str, Any]:
     read = lambda sql: [r.asDict(recursive=True) for r in spark.sql(sql).collect()]  # noqa: E731
     return {
         "current": read(f"select feed, row_values from {E2E_SCHEMA}.cdc_current_rows where table_name = 't'"),
-        "dead": read(f"select source_name, error_code, raw_value from {E2E_SCHEMA}.cdc_dead_letters"),
+        "dead": read(f"select feed, error_code, raw_value from {E2E_SCHEMA}.cdc_dead_letters"),
         "health": read(f"select * from {E2E_SCHEMA}.cdc_feed_health"),
     }
 
@@ -177,11 +177,11 @@ def test_daily_files_keep_the_valid_rows(daily_files_build, feed):
 
 @pytest.mark.parametrize("feed", E2E_FEEDS)
 def test_daily_files_quarantine_only_the_malformed_message(daily_files_build, feed):
-    dead = [(r["error_code"], bytes(r["raw_value"])) for r in daily_files_build["dead"] if r["source_name"] == feed]
+    dead = [(r["error_code"], bytes(r["raw_value"])) for r in daily_files_build["dead"] if r["feed"] == feed]
     assert dead == [("wrong_shape", MALFORMED_LINE)]
 
 
 @pytest.mark.parametrize("feed", E2E_FEEDS)
 def test_daily_files_reconcile(daily_files_build, feed):
-    (health,) = [r for r in daily_files_build["health"] if r["source_name"] == feed]
+    (health,) = [r for r in daily_files_build["health"] if r["feed"] == feed]
     assert (health["landed_messages"], health["quarantined_messages"]) == (2, 1)
