@@ -36,7 +36,7 @@
     {#- A predicate: on an incremental run, the input rows built after this model's last run
         (built_at newer than the newest built_at of `this`); always true on a full build. -#}
     {%- if is_incremental() %}
-    built_at > coalesce((select max(held.built_at) from {{ this }} as held), timestamp'1900-01-01 00:00:00Z')
+    built_at > {{ cdc_newest_built_at(this) }}
     {%- else %}
     true
     {%- endif %}
