@@ -53,19 +53,7 @@
         and applied as a constant where the landing rows are read: the correlated form was planned
         as a sort-merge join that shuffled every landed value to one task per feed. -#}
     {%- if is_incremental() %}
-    where landed_at > coalesce(
-        (
-            select map_from_entries(collect_list(struct(staged_feeds.source_name, staged_feeds.staged_until)))
-            from (
-                select
-                    staged.source_name,
-                    max(staged.landed_at) as staged_until
-                from {{ this }} as staged
-                group by staged.source_name
-            ) as staged_feeds
-        )[feed],
-        timestamp'1900-01-01 00:00:00Z'
-    )
+    where landed_at > {{ cdc_held_until('feed', 'source_name', 'landed_at') }}
     {%- endif %}
 {%- endmacro %}
 
