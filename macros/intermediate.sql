@@ -118,27 +118,38 @@
     {{ return(var('cdc_row_buckets', 64)) }}
 {%- endmacro %}
 
-{% macro cdc_may_broadcast(new_rows_sql) -%}
+{% macro cdc_count_rows(count_sql) -%}
+    {#- The number `count_sql` (a `select count(*) ...`) gives when the run starts: how many new rows
+        an incremental run finds, counted before its main query so that the query can be planned for
+        them (cdc_may_broadcast; none at all: its filters become `false` and Spark reads nothing).
+        None while parsing and in a dbt unit test, whose inputs are fixtures no query can read. -#}
+    {%- if not execute or model.resource_type == 'unit_test' -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set rows = run_query(count_sql).columns[0].values()[0] | int -%}
+    {{ log(this.identifier ~ ': ' ~ rows ~ ' new rows') }}
+    {{ return(rows) }}
+{%- endmacro %}
+
+{% macro cdc_may_broadcast(new_rows) -%}
     {#-
         Whether an incremental run of int_change_events or int_row_changes broadcasts the key sets
         it filters wide rows by (cdc_broadcast_keys), decided when the run starts: yes while the new
-        rows its keys come from, counted by `new_rows_sql` (a `select count(*)`), are at most var
+        rows its keys come from (`new_rows`, cdc_count_rows) are at most var
         `cdc_broadcast_key_limit` (default 500,000; 0: never). Broadcast, the wide side is filtered
         where it is read instead of shuffled whole to meet the keys (Spark cannot know a key set is
         small before it runs); above the limit (a backfill without `--full-refresh`) the keys are
-        shuffled, as broadcasting an unbounded key set goes through the driver's memory.
+        shuffled, as broadcasting an unbounded key set goes through the driver's memory. In a dbt
+        unit test (no count) the keys are broadcast.
     -#}
     {%- set limit = var('cdc_broadcast_key_limit', 500000) | int -%}
     {%- if not (execute and is_incremental()) or limit <= 0 -%}
         {{ return(false) }}
     {%- endif -%}
-    {#- A unit test's inputs are fixtures the count cannot read. -#}
-    {%- if model.resource_type == 'unit_test' -%}
+    {%- if new_rows is none -%}
         {{ return(true) }}
     {%- endif -%}
-    {%- set new_rows = run_query(new_rows_sql).columns[0].values()[0] | int -%}
-    {%- set how = 'broadcast' if new_rows <= limit else 'shuffled' -%}
-    {{ log(this.identifier ~ ': ' ~ new_rows ~ ' new rows, key sets ' ~ how) }}
+    {{ log(this.identifier ~ ': key sets ' ~ ('broadcast' if new_rows <= limit else 'shuffled')) }}
     {{ return(new_rows <= limit) }}
 {%- endmacro %}
 
@@ -248,8 +259,16 @@ units_{{ suffix }} as (
 {%- endmacro %}
 
 {% macro cdc_newest_built_at(relation) -%}
-    {#- The built_at of the last run that wrote rows of `relation` (a model's `this`), as a scalar
-        subquery; before any such run, a time before every run. Rows of an input with a later
-        built_at are what the input built since. -#}
-    (select coalesce(max(built_at), timestamp'1900-01-01 00:00:00Z') from {{ relation }})
+    {#- The built_at of the last run that wrote rows of `relation` (a model's `this`), read when the
+        run starts and written as a constant (a filter `built_at > constant` reaches the Parquet
+        scan, which skips row groups of older runs); before any such run, a time before every run.
+        Rows of an input with a later built_at are what the input built since. Outside an
+        incremental run (where `this` may not exist yet), in a dbt unit test (`this` is a fixture)
+        and while parsing, a scalar subquery. -#}
+    {%- set newest = "select coalesce(max(built_at), timestamp'1900-01-01 00:00:00Z') from " ~ relation -%}
+    {%- if not execute or not is_incremental() or model.resource_type == 'unit_test' -%}
+        {{ return('(' ~ newest ~ ')') }}
+    {%- endif -%}
+    {%- set micros = run_query('select unix_micros((' ~ newest ~ '))').columns[0].values()[0] | int -%}
+    {{ return('timestamp_micros(' ~ micros ~ ')') }}
 {%- endmacro %}

@@ -43,17 +43,20 @@
     {%- endif %}
 {%- endmacro %}
 
-{% macro cdc_new_landing_rows() -%}
+{% macro cdc_new_landing_rows(relation) -%}
     {#- The `where` clause of a staging model's landing import: on an incremental run, only the loads
         of each feed landed after the newest one of that feed this model has staged. One writer per
         feed stamps every load later than its last (the loader and the ingestion job of
         docs/landing.md do), and every landed message leaves at least one staged row, so nothing is
         skipped or staged twice; feeds written concurrently do not hide each other's loads.
-        The watermarks are one uncorrelated subquery (a map feed -> newest staged load), run once
-        and applied as a constant where the landing rows are read: the correlated form was planned
-        as a sort-merge join that shuffled every landed value to one task per feed. -#}
+        The watermarks are read when the run starts and written as constants (cdc_held_watermarks):
+        the Parquet scan then skips the files of older loads instead of reading every landed value
+        (a correlated subquery was planned as a sort-merge join that shuffled every landed value to
+        one task per feed; an uncorrelated one still read them all before the filter). -#}
     {%- if is_incremental() %}
-    where landed_at > {{ cdc_held_until('feed', 'source_name', 'landed_at') }}
+    where {{ cdc_landed_after_held(
+        cdc_held_watermarks('source_name', 'landed_at', new_rows_of=relation, feed_column='feed'), 'feed'
+    ) }}
     {%- endif %}
 {%- endmacro %}
 
@@ -101,7 +104,7 @@ landing as (
         {% endif %}
         landed_at
     from {{ relation }}
-    {{ cdc_new_landing_rows() }}
+    {{ cdc_new_landing_rows(relation) }}
 ),
 
 texts as (

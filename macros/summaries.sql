@@ -1,35 +1,97 @@
 {#- Building blocks of the summary models maintained from per-load increments (docs/semantics.md,
     "Summary models"). -#}
 
-{% macro cdc_held_until(feed_column='source_name', held_feed_column='source_name', held_until='landed_at') -%}
-    {#- On an incremental run, the newest landing this model already holds for the row's feed
-        (`held_until` of `this`, per `held_feed_column`; 1900 for a feed it does not hold); null on
-        a full build. The watermarks are one uncorrelated subquery, applied as a constant map
-        (cdc_new_landing_rows explains why). -#}
-    {%- if is_incremental() %}
-    coalesce(
-        (
-            select map_from_entries(collect_list(struct(held_feeds.feed, held_feeds.held_until)))
-            from (
-                select
-                    held.{{ held_feed_column }} as feed,
-                    max(held.{{ held_until }}) as held_until
-                from {{ this }} as held
-                group by held.{{ held_feed_column }}
-            ) as held_feeds
-        )[{{ feed_column }}],
-        timestamp'1900-01-01 00:00:00Z'
-    )
-    {%- else %}
-    cast(null as timestamp)
-    {%- endif %}
+{% macro cdc_held_watermarks(
+    held_feed_column='source_name', held_until='landed_at', new_rows_of=none, feed_column='source_name'
+) -%}
+    {#- On an incremental run, the newest landing this model already holds per feed (`held_until` of
+        `this`, per `held_feed_column`), read once when the run starts; none on a full build. Pass
+        it to cdc_held_until and cdc_landed_after_held, which write it into the SQL as constants:
+        a constant filter reaches the Parquet scan, which then skips the files and row groups of
+        older loads (each holds one load's landed_at range), while a subquery is a join the scan
+        cannot use, so every stored row was read and then dropped. In a dbt unit test (`this` is a
+        fixture no query can read) and while parsing, the same watermarks as a subquery.
+        With `new_rows_of` (the relation the model reads new rows from, its feed in `feed_column`),
+        also how many rows it holds past them (`new_rows`, cdc_count_rows): with none, the filters
+        of cdc_landed_after_held are `false`, so Spark plans an empty input and reads nothing. -#}
+    {%- if not is_incremental() -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set held_feeds -%}
+        select held.{{ held_feed_column }} as feed, max(held.{{ held_until }}) as held_until
+        from {{ this }} as held
+        where held.{{ held_feed_column }} is not null
+        group by held.{{ held_feed_column }}
+    {%- endset -%}
+    {%- if not execute or model.resource_type == 'unit_test' -%}
+        {{ return({
+            'subquery': '(select map_from_entries(collect_list(struct(feed, held_until))) from ('
+                ~ held_feeds ~ ') as held_feeds)'
+        }) }}
+    {%- endif -%}
+    {%- set rows = run_query(
+        'select feed, unix_micros(held_until) from (' ~ held_feeds ~ ') as held_feeds where held_until is not null'
+    ).rows -%}
+    {%- set feeds = [] -%}
+    {%- for row in rows -%}
+        {%- do feeds.append({
+            'literal': cdc_string_literal(row[0]),
+            'until': 'timestamp_micros(' ~ (row[1] | int) ~ ')',
+        }) -%}
+    {%- endfor -%}
+    {%- set held = {'feeds': feeds} -%}
+    {%- if new_rows_of is not none -%}
+        {%- do held.update({'new_rows': cdc_count_rows(
+            'select count(*) from ' ~ new_rows_of ~ ' where ' ~ cdc_landed_after_held(held, feed_column)
+        )}) -%}
+    {%- endif -%}
+    {{ return(held) }}
 {%- endmacro %}
 
-{% macro cdc_landed_after_held(feed_column='source_name', held_feed_column='source_name', held_until='landed_at') -%}
+{% macro cdc_held_until(held, feed_column='source_name') -%}
+    {#- The newest landing this model holds for the row's feed (`held`: cdc_held_watermarks; 1900
+        for a feed it does not hold); null on a full build. -#}
+    {%- set never = "timestamp'1900-01-01 00:00:00Z'" -%}
+    {%- if held is none -%}
+        {{ return('cast(null as timestamp)') }}
+    {%- elif 'subquery' in held -%}
+        {{ return('coalesce(' ~ held.subquery ~ '[' ~ feed_column ~ '], ' ~ never ~ ')') }}
+    {%- elif not held.feeds -%}
+        {{ return(never) }}
+    {%- endif -%}
+    {%- set entries = [] -%}
+    {%- for feed in held.feeds -%}
+        {%- do entries.append(feed.literal ~ ', ' ~ feed.until) -%}
+    {%- endfor -%}
+    {{ return('coalesce(map(' ~ entries | join(', ') ~ ')[' ~ feed_column ~ '], ' ~ never ~ ')') }}
+{%- endmacro %}
+
+{% macro cdc_landed_after_held(held, feed_column='source_name') -%}
     {#- A predicate (after `where` or `and`): the rows of each feed landed after the newest landing
-        this model holds for it (cdc_held_until); every row on a full build. Loads of a feed land in
-        time order (docs/landing.md), so nothing is skipped or read twice. -#}
-    coalesce(landed_at > {{ cdc_held_until(feed_column, held_feed_column, held_until) }}, true)
+        this model holds for it (`held`: cdc_held_watermarks); every row on a full build. Loads of a
+        feed land in time order (docs/landing.md), so nothing is skipped or read twice. Written as
+        one comparison of constants per held feed, which Spark hands to the Parquet scan. -#}
+    {%- if held is none -%}
+        {{ return('true') }}
+    {%- elif held.get('new_rows') == 0 -%}
+        {{ return('false') }}
+    {%- elif 'subquery' in held -%}
+        {{ return('coalesce(landed_at > ' ~ cdc_held_until(held, feed_column) ~ ', true)') }}
+    {%- elif not held.feeds -%}
+        {{ return('true') }}
+    {%- endif -%}
+    {%- set literals = [] -%}
+    {%- set after_held = [] -%}
+    {%- for feed in held.feeds -%}
+        {%- do literals.append(feed.literal) -%}
+        {%- do after_held.append(
+            '(' ~ feed_column ~ ' = ' ~ feed.literal ~ ' and landed_at > ' ~ feed.until ~ ')'
+        ) -%}
+    {%- endfor -%}
+    {{ return(
+        '(' ~ feed_column ~ ' is null or ' ~ feed_column ~ ' not in (' ~ literals | join(', ') ~ ') or '
+        ~ after_held | join(' or ') ~ ')'
+    ) }}
 {%- endmacro %}
 
 {% macro cdc_built_after_held() -%}

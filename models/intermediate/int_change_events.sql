@@ -25,13 +25,8 @@
 
 {% set columns = cdc_change_event_column_names() %}
 {#- The staged rows landed since the newest this model holds, per feed (the new_rows CTE below). -#}
-{% set broadcast = cdc_may_broadcast(
-    "select count(*) from " ~ ref('int_staged_events') ~ " as staged"
-    ~ " left join (select source_name, max(landed_at) as landed_until from " ~ this ~ " group by source_name) as built"
-    ~ " on staged.source_name = built.source_name"
-    ~ " where staged.message_status = 'decoded'"
-    ~ " and (built.landed_until is null or staged.landed_at > built.landed_until)"
-) %}
+{% set held = cdc_held_watermarks(new_rows_of=ref('int_staged_events')) %}
+{% set broadcast = cdc_may_broadcast(held.get('new_rows') if held is not none else none) %}
 {% set pair_key = [
     'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name', 'source_position',
 ] %}
@@ -85,22 +80,13 @@ with decoded as (
 ),
 
 {% if is_incremental() %}
-    built_until as (
-        select
-            source_name,
-            max(landed_at) as landed_until
-        from {{ this }}
-        group by source_name
-    ),
-
     new_rows as (
         select
-            decoded.event_id,
-            decoded.event_bucket,
-            decoded.pair_hash
+            event_id,
+            event_bucket,
+            pair_hash
         from decoded
-        left join built_until on decoded.source_name = built_until.source_name
-        where built_until.landed_until is null or decoded.landed_at > built_until.landed_until
+        where {{ cdc_landed_after_held(held) }}
     ),
 
     new_event_ids as (

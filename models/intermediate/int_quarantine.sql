@@ -15,7 +15,9 @@
 with quarantined as (
     select *
     from {{ ref('int_staged_events') }}
-    where message_status = 'quarantined' and {{ cdc_landed_after_held() }}
+    where
+        message_status = 'quarantined'
+        and {{ cdc_landed_after_held(cdc_held_watermarks(new_rows_of=ref('int_staged_events'))) }}
 ),
 
 held_deliveries as (

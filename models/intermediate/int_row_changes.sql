@@ -38,9 +38,13 @@
 
 {#- The events int_change_events built since this model last wrote (changed_events below): the
     other key sets grow with them. -#}
-{%- set broadcast = cdc_may_broadcast(
-    "select count(*) from " ~ ref('int_change_events') ~ " where built_at > " ~ cdc_newest_built_at(this)
-) %}
+{%- set built_until = cdc_newest_built_at(this) %}
+{%- set changed_events = cdc_count_rows(
+    "select count(*) from " ~ ref('int_change_events') ~ " where built_at > " ~ built_until
+) if is_incremental() else none %}
+{%- set broadcast = cdc_may_broadcast(changed_events) %}
+{#- With no changed event, `false`: Spark plans the run's inputs empty and reads nothing. -#}
+{%- set built_since = 'false' if changed_events == 0 else 'built_at > ' ~ built_until %}
 {%- set change_order = 'sequence, sub_order, event_id' %}
 {#- What a change row says besides its folded image; every step carries these columns. -#}
 {%- set action_attributes = [
@@ -102,14 +106,14 @@ table_truncates as (
     changed_events as (
         select event_id
         from {{ ref('int_change_events') }}
-        where built_at > {{ cdc_newest_built_at(this) }}
+        where {{ built_since }}
     ),
 
     -- A new truncate changes the epochs of every identity of its table.
     changed_tables as (
         select distinct table_key
         from events
-        where op = 'TRUNCATE' and built_at > {{ cdc_newest_built_at(this) }}
+        where op = 'TRUNCATE' and {{ built_since }}
     ),
 
     {{ cdc_row_units('events', 'of_changed_events', event_ids='changed_events', broadcast=broadcast) }},

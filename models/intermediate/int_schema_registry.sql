@@ -26,6 +26,8 @@
 {% set table_columns = ['dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name'] %}
 {#- The grain: one column of one table with one source and canonical type. -#}
 {% set type_key = ['table_key', 'source_name', 'column_name', 'column_source_type', 'column_type'] %}
+{#- The newest landing this model holds per feed (incremental runs). -#}
+{% set held = cdc_held_watermarks(held_until='landed_until', new_rows_of=ref('int_staged_events')) %}
 
 with staged as (
     select * from {{ ref('int_staged_events') }}
@@ -35,11 +37,11 @@ with staged as (
 new_rows as (
     select
         *,
-        {{ cdc_held_until(held_until='landed_until') }} as held_until
+        {{ cdc_held_until(held) }} as held_until
     from staged
     where event_kind in ('ROW', 'DDL')
         and table_name is not null
-        and {{ cdc_landed_after_held(held_until='landed_until') }}
+        and {{ cdc_landed_after_held(held) }}
 ),
 
 described_events as (

@@ -44,12 +44,15 @@
 {% set lag_bucket = "case when abs(lag_micros) < 1000 then 0 else cast(sign(lag_micros) * "
     ~ "(1 + floor(ln(abs(lag_micros) / 1000.0) / ln(1.01))) as int) end" %}
 
+{#- The newest landing and the newest staged landing this model holds per feed (incremental runs). -#}
+{% set held_landings = cdc_held_watermarks('feed', 'last_landed_at') %}
+{% set held_stagings = cdc_held_watermarks('feed', 'staged_until', new_rows_of=ref('int_staged_events')) %}
 {% set landed_counts = [] %}
 {% for dialect in cdc_dialects() %}
     {% do landed_counts.append(
         "select feed, '" ~ dialect ~ "' as dialect, count(*) as landed_messages, "
         ~ "max(landed_at) as last_landed_at from " ~ source('landing', dialect)
-        ~ " where " ~ cdc_landed_after_held('feed', 'feed', 'last_landed_at') ~ " group by feed"
+        ~ " where " ~ cdc_landed_after_held(held_landings, 'feed') ~ " group by feed"
     ) %}
 {% endfor %}
 {% if not landed_counts %}
@@ -76,9 +79,9 @@ decoded as (
 new_staged as (
     select
         *,
-        {{ cdc_held_until('source_name', 'feed', 'staged_until') }} as held_until
+        {{ cdc_held_until(held_stagings) }} as held_until
     from staged
-    where {{ cdc_landed_after_held('source_name', 'feed', 'staged_until') }}
+    where {{ cdc_landed_after_held(held_stagings) }}
 ),
 
 staged_messages as (

@@ -28,6 +28,13 @@
     on_schema_change='fail',
 ) }}
 
+{#- The rows int_row_changes rebuilt since this model last wrote; with none, `false`: Spark plans the
+    run's inputs empty and reads nothing. -#}
+{%- set built_until = cdc_newest_built_at(this) %}
+{%- set rebuilt_rows = cdc_count_rows(
+    "select count(*) from " ~ ref('int_row_changes') ~ " where built_at > " ~ built_until
+) if is_incremental() else none %}
+{%- set built_since = 'false' if rebuilt_rows == 0 else 'built_at > ' ~ built_until %}
 {%- set output_columns = [
     'version_id', 'feed', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name',
     'primary_key_columns', 'primary_key', 'row_identity', 'row_values', 'row_values_json', 'valid_from', 'valid_to',
@@ -47,7 +54,7 @@ with all_row_changes as (
             unit_identity,
             key_bucket
         from all_row_changes
-        where built_at > {{ cdc_newest_built_at(this) }}
+        where {{ built_since }}
     ),
 
     row_changes as (

@@ -9,9 +9,12 @@
     on_schema_change='fail',
 ) }}
 
+{#- The newest landing this model holds per feed (incremental runs). -#}
+{% set held = cdc_held_watermarks(held_feed_column='feed', new_rows_of=ref('int_change_events')) %}
+
 with ddl_events as (
     select * from {{ ref('int_change_events') }}
-    where event_kind = 'DDL' and {{ cdc_landed_after_held(held_feed_column='feed') }}
+    where event_kind = 'DDL' and {{ cdc_landed_after_held(held) }}
 )
 
 select

@@ -541,16 +541,23 @@ def load_files(
 def landed_since(landing: DataFrame, staged: DataFrame | None) -> DataFrame:
     """The landing rows a staging model decodes: all of them on a full build (`staged` None),
     else only the loads of each feed landed after the newest one of that feed already staged
-    (macros/staging.sql `cdc_new_landing_rows` is the SQL models' copy of this rule). No driver
-    round trip: the watermarks join in as a small aggregate, broadcast (one row per feed) so the
-    landing rows are filtered where they are read; a sort-merge join would shuffle every landed
-    value to one task per feed before the filter."""
+    (macros/summaries.sql `cdc_landed_after_held`, through `cdc_new_landing_rows`, is the SQL
+    models' copy of this rule). The watermarks (one row per feed) come to the driver first and go
+    into the filter as constants: Spark hands such a filter to the Parquet scan, which skips the
+    files of older loads instead of reading every landed value and dropping it after a join."""
     if staged is None:
         return landing
-    watermarks = F.broadcast(
-        staged.groupBy(F.col("source_name").alias("_staged_feed")).agg(F.max("landed_at").alias("_staged_until"))
+    held = (
+        staged.where(F.col("source_name").isNotNull() & F.col("landed_at").isNotNull())
+        .groupBy("source_name")
+        .agg(F.unix_micros(F.max("landed_at")).alias("held_until"))
+        .collect()
     )
-    kept = landing.join(watermarks, landing["feed"] == watermarks["_staged_feed"], "left").where(
-        F.col("_staged_until").isNull() | (F.col("landed_at") > F.col("_staged_until"))
-    )
-    return kept.drop("_staged_feed", "_staged_until")
+    if not held:
+        return landing
+    feeds = [row["source_name"] for row in held]
+    new_rows = F.col("feed").isNull() | ~F.col("feed").isin(feeds)
+    for row in held:
+        until = F.expr(f"timestamp_micros({int(row['held_until'])})")
+        new_rows = new_rows | ((F.col("feed") == F.lit(row["source_name"])) & (F.col("landed_at") > until))
+    return landing.where(new_rows)

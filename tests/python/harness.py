@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from dbt.cli.main import dbtRunner
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -173,24 +174,68 @@ def stage_generated(
 
 WORKLOAD_EVENTS = 300
 WORKLOAD_SEED = 11
-# The two batches land in separate runs, one hour apart: batch 2 holds the late messages.
-BATCH_LANDED_AT = {1: dt.datetime(2024, 6, 1, 1, tzinfo=dt.UTC), 2: dt.datetime(2024, 6, 1, 2, tzinfo=dt.UTC)}
+# The workload lands in three loads, one hour apart, each built in its own run: batch 1; batch 2
+# (which holds the late messages and redeliveries) but for the third load's records; and the
+# third load, a few records of batch 2 of THIRD_LOAD_DIALECTS (third_load_records), so that its
+# incremental run touches a few keys and must keep every other row as the second run left it.
+LOAD_LANDED_AT = {load: dt.datetime(2024, 6, 1, load, tzinfo=dt.UTC) for load in (1, 2, 3)}
+THIRD_LOAD_DIALECTS = ("dataworks_json", "debezium_json")
 
 
 def workload_feed(dialect: str) -> str:
     return f"e2e_{dialect}"
 
 
-def land_batch(out_dir: Path, dialect: str, batch: int, replace: bool) -> None:
-    """Land one generated batch of `dialect` as feed `e2e_<dialect>`, landed at the batch's hour."""
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def third_load_records(out_dir: Path, dialect: str) -> set[tuple[int, int]]:
+    """The (partition, offset) of the batch-2 records the third load lands: in the first partition
+    with a late message, its last late message, the first redelivery of a batch-1 message, and the
+    last message with rows with every record after it (for dataworks_json an UPDATE_AFTER half
+    whose UPDATE_BEFORE half the second load lands, and a redelivery of a second-load message)."""
+    if dialect not in THIRD_LOAD_DIALECTS:
+        return set()
+    folder = Path(out_dir) / dialect
+    events = [e for e in _jsonl(folder / "expected-events.jsonl") if e["batch"] == 2]
+    partition = min(e["landing_partition"] for e in events if e["late"])
+    in_partition = [e for e in events if e["landing_partition"] == partition]
+    last_late = max(e["landing_offset"] for e in in_partition if e["late"])
+    last_rows = max(e["landing_offset"] for e in in_partition if e.get("table_name"))
+    redelivery = min(
+        f["landing_offset"]
+        for f in _jsonl(folder / "faults.jsonl")
+        if f["batch"] == 2
+        and f["fault"] == "duplicate"
+        and f["of"]["batch"] == 1
+        and f["landing_partition"] == partition
+    )
+    table = pq.read_table(folder / "batch-2.parquet", columns=["partition", "offset"])
+    tail = {
+        (p, o)
+        for p, o in zip(table["partition"].to_pylist(), table["offset"].to_pylist(), strict=True)
+        if p == partition and o >= last_rows
+    }
+    return {(partition, last_late), (partition, redelivery), *tail}
+
+
+def land_load(out_dir: Path, dialect: str, load: int, replace: bool) -> None:
+    """Land one load of the generated workload (see LOAD_LANDED_AT) as feed `e2e_<dialect>`."""
+    batch = min(load, 2)
     records, _ = landing.parquet_records((Path(out_dir) / dialect / f"batch-{batch}.parquet").read_bytes())
-    _land(dialect, records, workload_feed(dialect), BATCH_LANDED_AT[batch], replace)
+    if batch == 2:
+        third = third_load_records(out_dir, dialect)
+        coordinates = zip(records["partition"].to_pylist(), records["offset"].to_pylist(), strict=True)
+        records = records.filter([(coordinate in third) == (load == 3) for coordinate in coordinates])
+    if records.num_rows:
+        _land(dialect, records, workload_feed(dialect), LOAD_LANDED_AT[load], replace)
 
 
 # Row buckets of the shared workload's builds (var cdc_row_buckets, default 64): each is a Parquet
 # partition, and writing 64 near-empty partitions per table was a third of a build's time here.
-# Batch 2 touches keys in every bucket with 4 or 64 alike, so both rebuild every bucket; a partial
-# rebuild (untouched buckets kept) is proven by the dbt unit tests of int_change_events.
+# The second load touches keys in every bucket with 4 or 64 alike; what the third load does not
+# touch is kept (test_marts_e2e.py), and the dbt unit tests of int_change_events prove it too.
 WORKLOAD_ROW_BUCKETS = 4
 
 
@@ -248,35 +293,33 @@ def staged_files() -> dict[str, set[str]]:
 
 def workload_build() -> dict[str, Any]:
     """The shared workload, built as a deployment would see it, with a snapshot after each step:
-    batch 1 landed and built from scratch (`after_batch_1`); batch 2 landed and built
-    incrementally (`after_batch_2`); the same input built again (`rerun`); then `--full-refresh`
-    (`full_refresh`). Returns those snapshots plus `out_dir`, the generator's `manifest` and
-    `staged_files` (the staging tables' data files after batch 1 and after batch 2)."""
+    load 1 landed and built from scratch (`after_load_1`); loads 2 and 3 landed and built
+    incrementally, one run each (`after_load_2`, `final`); the same input built again (`rerun`);
+    then `--full-refresh` (`full_refresh`). Returns those snapshots plus `out_dir`, the
+    generator's `manifest` and `staged_files` (the staging tables' data files after each load)."""
     if "workload" not in _STATE:
         from cdc_unify.contract import DIALECTS
         from cdc_unify.generator.run import generate
 
         out_dir = harness_root() / "workload"
         manifest = generate(events=WORKLOAD_EVENTS, seed=WORKLOAD_SEED, out_dir=out_dir, dialects=DIALECTS)
-        for dialect in DIALECTS:
-            land_batch(out_dir, dialect, 1, replace=True)
-        build_all(full_refresh=True)
-        after_batch_1 = snapshot()
-        staged_files_1 = staged_files()
-        for dialect in DIALECTS:
-            land_batch(out_dir, dialect, 2, replace=False)
-        build_all()
-        after_batch_2 = snapshot()
-        staged_files_2 = staged_files()
+        snapshots, files = [], []
+        for load in (1, 2, 3):
+            for dialect in DIALECTS:
+                land_load(out_dir, dialect, load, replace=load == 1)
+            build_all(full_refresh=load == 1)
+            snapshots.append(snapshot())
+            files.append(staged_files())
         build_all()
         rerun = snapshot()
         build_all(full_refresh=True)
         _STATE["workload"] = {
             "out_dir": out_dir,
             "manifest": manifest,
-            "after_batch_1": after_batch_1,
-            "after_batch_2": after_batch_2,
-            "staged_files": (staged_files_1, staged_files_2),
+            "after_load_1": snapshots[0],
+            "after_load_2": snapshots[1],
+            "final": snapshots[2],
+            "staged_files": tuple(files),
             "rerun": rerun,
             "full_refresh": snapshot(),
         }

@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from cdc_unify.generator.truth import TableTruth, load_truth
-from harness import BATCH_LANDED_AT, MART_SCHEMA, REPO_ROOT, run_dbt, spark_session, workload_feed
+from harness import LOAD_LANDED_AT, MART_SCHEMA, REPO_ROOT, run_dbt, spark_session, workload_feed
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -230,4 +230,4 @@ def test_feed_lag(results) -> None:
         assert float(row["staleness_seconds"]) == pytest.approx(seconds(LAG_NOW, seen))
         assert float(row["seconds_since_last_landing"]) == pytest.approx(seconds(LAG_NOW, h["last_landed_at"]))
         assert row["landing_lag_seconds_p95"] == h["lag_seconds_p95"]
-    assert float(got[(FEED, DIALECT)]["seconds_since_last_landing"]) == seconds(LAG_NOW, naive_utc(BATCH_LANDED_AT[2]))
+    assert float(got[(FEED, DIALECT)]["seconds_since_last_landing"]) == seconds(LAG_NOW, naive_utc(LOAD_LANDED_AT[2]))

@@ -124,6 +124,25 @@ def test_no_pending_table_is_nothing_to_apply() -> None:
     assert rows("target") == as_rows(TARGET)
 
 
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_an_empty_write_adds_no_file(partitioned: bool) -> None:
+    """A run with nothing new writes a pending table without rows (one file holding the schema):
+    the target keeps its files, so a feed that stays quiet does not grow its table run by run."""
+    spark = spark_session()
+    create("target", TARGET, partitioned)
+    spark.sql(f"drop table if exists {SCHEMA}.pending")
+    spark.sql(f"create table {SCHEMA}.pending using parquet as select * from {SCHEMA}.target where false")
+    before = set(spark.table(f"{SCHEMA}.target").inputFiles())
+    partition_by = ["bucket"] if partitioned else []
+    assert pending_writes.apply_pending(
+        spark, relation("pending"), relation("target"), partition_by, False, just_written=True
+    )
+    spark.sql(f"refresh table {SCHEMA}.target")
+    assert set(spark.table(f"{SCHEMA}.target").inputFiles()) == before
+    assert rows("target") == as_rows(TARGET)
+    assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
+
+
 def test_create_table_as_over_a_killed_ones_folder() -> None:
     """A folder left by a killed `create table as` (files, no table) is removed; a table's is kept."""
     spark = spark_session()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -129,3 +130,16 @@ def test_key_sets_are_broadcast_up_to_the_limit_and_shuffled_above_it(runs) -> N
     for name in KEYED_MODELS:
         assert "broadcast(" not in runs["second"]["compiled"][name], name
         assert "/*+ broadcast(" in runs["rerun_compiled"][name], name
+
+
+def test_watermarks_are_constants_and_a_run_with_nothing_new_reads_nothing(runs) -> None:
+    """An incremental run compares its input with watermarks read when it starts, written in as
+    constants (a filter the Parquet scan applies: no subquery of `this` is read with every row);
+    with nothing new since, the filter of its new rows is `false`, so Spark plans an empty input."""
+    second, rerun = runs["second"]["compiled"], runs["rerun_compiled"]
+    assert "landed_at > timestamp_micros(" in second["int_change_events"]
+    assert "built_at > timestamp_micros(" in second["int_row_changes"]
+    assert "map_from_entries" not in second["int_change_events"]
+    assert "coalesce(max(built_at)" not in second["int_row_changes"]
+    for name in KEYED_MODELS:
+        assert re.search(r"\bwhere\s+false\b", rerun[name]) and not re.search(r"\bwhere\s+false\b", second[name]), name

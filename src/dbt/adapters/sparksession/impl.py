@@ -32,10 +32,17 @@ class SparkSessionAdapter(SparkAdapter):
 
     @available
     def apply_pending_write(
-        self, pending: BaseRelation, target: BaseRelation, partition_by: list[str], replace: bool
+        self,
+        pending: BaseRelation,
+        target: BaseRelation,
+        partition_by: list[str],
+        replace: bool,
+        just_written: bool = False,
     ) -> bool:
         """Finish (or, left by a killed run, redo) an incremental write: pending_writes.apply_pending."""
-        return pending_writes.apply_pending(self._session(), pending, target, list(partition_by), replace)
+        return pending_writes.apply_pending(
+            self._session(), pending, target, list(partition_by), replace, just_written=just_written
+        )
 
     @available
     def drop_pending_write(self, pending: BaseRelation) -> None:

@@ -55,7 +55,10 @@
       ) %}
     {%- endif -%}
     {%- do process_schema_changes(on_schema_change, pending_relation, existing_relation) -%}
-    {% do adapter.apply_pending_write(pending_relation, target_relation, partition_by, strategy == 'insert_overwrite') %}
+    {#- Just written: a write without rows is dropped instead of adding an empty file. -#}
+    {% do adapter.apply_pending_write(
+        pending_relation, target_relation, partition_by, strategy == 'insert_overwrite', just_written=true
+    ) %}
   {%- endif -%}
 
   {% set should_revoke = should_revoke(existing_relation, should_full_refresh()) %}
