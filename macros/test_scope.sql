@@ -41,10 +41,19 @@
 
 {% macro cdc_test_newest_built_at(relation) -%}
     {#- The newest built_at of `relation` (what its last run wrote), read when the test compiles and
-        written as a constant, so the test's scan skips the row groups of older runs; null for a
-        relation without rows (then the scope is empty). -#}
+        written as a constant, so the test's scan skips the row groups of older runs. Null, so that
+        the scope is empty and Spark reads nothing, for a relation without rows, and for a model
+        this invocation ran (a `dbt build`) that wrote no row: a run with nothing new leaves
+        nothing to check, and what the last run wrote was checked by that run's tests. -#}
     {%- set micros = run_query('select unix_micros(max(built_at)) from ' ~ relation).columns[0].values()[0] -%}
-    {{ return('cast(null as timestamp)' if micros is none else 'timestamp_micros(' ~ (micros | int) ~ ')') }}
+    {%- set started = (run_started_at.timestamp() * 1000000) | int -%}
+    {#- A run stamps its rows with run_started_at exactly; an earlier run is seconds older (the 1 ms
+        margin absorbs the float rounding of timestamp()). -#}
+    {%- set wrote_nothing = model.attached_node in selected_resources and (micros | int) < started - 1000 -%}
+    {%- if micros is none or wrote_nothing -%}
+        {{ return('cast(null as timestamp)') }}
+    {%- endif -%}
+    {{ return('timestamp_micros(' ~ (micros | int) ~ ')') }}
 {%- endmacro %}
 
 {% macro cdc_test_scope() -%}

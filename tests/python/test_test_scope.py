@@ -252,3 +252,20 @@ def test_an_unknown_scope_is_an_error(fixture_dbt: FixtureDbt) -> None:
     )
     assert not result.success
     assert "var cdc_test_scope must be last_run" in str(result.exception or result.result)
+
+
+@pytest.mark.spark
+def test_a_build_with_nothing_new_checks_nothing_of_what_it_did_not_write(fixture_dbt: FixtureDbt) -> None:
+    """`dbt build` with nothing new (batch 3 has no rows): its incremental models write no row, so
+    their scoped tests check nothing (the second run's bad rows were its own tests' to find) and
+    read nothing; the model without built_at is still checked whole. `dbt test` afterwards checks
+    the last run's rows again, as after the second run."""
+    built = fixture_dbt("build", dbt_vars="{batch: 3}")
+    tests = {r.node.name: r for r in built.result.results if r.node.resource_type == "test"}
+    assert {name: r.failures for name, r in tests.items()} == {
+        name: 2 if name == "unmarked_id_not_null" else 0 for name in EXPECTED
+    }
+    scoped = [r.node.compiled_code for name, r in tests.items() if name != "unmarked_id_not_null"]
+    assert all("built_at = cast(null as timestamp)" in code for code in scoped)
+    again = fixture_dbt("test")
+    assert failures(again) == {name: expected.last_run for name, expected in EXPECTED.items()}
