@@ -15,6 +15,12 @@
     other stored event. Rows live in `event_bucket` partitions (a hash of the event id or of the
     pair key, so redeliveries and both halves of a pair share one); the partitions the new rows
     fall in are overwritten with the rebuilt events plus the stored events kept there.
+    What it reads: the staged rows landed since (constant watermarks, cdc_held_watermarks, which
+    the scan applies), every staged row to find the deliveries of the events it rebuilds (a join
+    on event id and pair key: the scan reads every staged row, so this read still grows with the
+    history, docs/benchmarks.md "What reaching the targets takes"), and the stored events of the
+    partitions it overwrites. A run with nothing new counts the staged rows landed since and reads
+    and writes nothing else.
 -#}
 {{ config(
     materialized='incremental',

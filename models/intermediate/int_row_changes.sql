@@ -24,7 +24,8 @@
     in with the recomputed rows plus the stored rows of every other identity there. What it reads:
     the built_at, event id and op columns of all events and the identity columns of its own rows
     (narrow), the images of the events on recomputed identities, and the rows of the partitions
-    it overwrites. A run with nothing new reads the narrow columns and writes nothing. The result
+    it overwrites. A run with nothing new counts the events built since (a filter on a constant
+    built_at) and reads and writes nothing else. The result
     is the full refresh's, late events included.
     Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
     that are read several times, and a plan that repeats its inputs grows with every reuse.

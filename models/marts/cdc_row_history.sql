@@ -19,7 +19,8 @@
     overwrites the `key_bucket` partitions they fall in with those versions plus the stored
     versions of every other identity there. What it reads: the built_at and identity columns of
     int_row_changes (narrow), the rows of the rebuilt identities, and the versions of the
-    partitions it overwrites. A run with nothing new reads the narrow columns and writes nothing.
+    partitions it overwrites. A run with nothing new counts the rows rebuilt since (a filter on a
+    constant built_at) and reads and writes nothing else.
 -#}
 {{ config(
     materialized='incremental',
