@@ -42,14 +42,19 @@
 {% macro cdc_test_newest_built_at(relation) -%}
     {#- The newest built_at of `relation` (what its last run wrote), read when the test compiles and
         written as a constant, so the test's scan skips the row groups of older runs. Null, so that
-        the scope is empty and Spark reads nothing, for a relation without rows, and for a model
-        this invocation ran (a `dbt build`) that wrote no row: a run with nothing new leaves
-        nothing to check, and what the last run wrote was checked by that run's tests. -#}
+        the scope is empty and Spark reads nothing, for a relation without rows, and for an
+        incremental model this invocation ran (a `dbt build`) that wrote no row: a run with nothing
+        new leaves nothing to check, and what the last run wrote was checked by that run's tests.
+        Not for a table or view: its rows keep their parent's built_at, yet a run may change them
+        (e.g. a typed mart after a change of var typed_entities). -#}
     {%- set micros = run_query('select unix_micros(max(built_at)) from ' ~ relation).columns[0].values()[0] -%}
     {%- set started = (run_started_at.timestamp() * 1000000) | int -%}
     {#- A run stamps its rows with run_started_at exactly; an earlier run is seconds older (the 1 ms
         margin absorbs the float rounding of timestamp()). -#}
-    {%- set wrote_nothing = model.attached_node in selected_resources and (micros | int) < started - 1000 -%}
+    {%- set tested = graph.nodes.get(model.attached_node) -%}
+    {%- set wrote_nothing = model.attached_node in selected_resources
+        and tested.config.materialized == 'incremental'
+        and (micros | int) < started - 1000 -%}
     {%- if micros is none or wrote_nothing -%}
         {{ return('cast(null as timestamp)') }}
     {%- endif -%}
