@@ -131,6 +131,34 @@
     {{ return(rows) }}
 {%- endmacro %}
 
+{% macro cdc_skip_write_when_nothing_new(new_rows) -%}
+    {#- Called by an incremental model with the counts of new rows in each of its inputs
+        (cdc_count_rows, cdc_held_watermarks' new_rows, cdc_built_since's rows): when every one is 0,
+        its materialization writes nothing and runs no query (adapter.skip_write). The model's SQL
+        would read nothing then (its filters are `false`), but Spark would still analyse, plan and
+        start its whole plan over the empty inputs: seconds a model on every quiet run. Nothing
+        while parsing, on a full build and in a dbt unit test (no counts). -#}
+    {%- set counts = new_rows if new_rows is iterable and new_rows is not string else [new_rows] -%}
+    {%- set all_zero = counts | select('equalto', 0) | list | length == counts | length -%}
+    {%- if execute and is_incremental() and counts and all_zero -%}
+        {%- do adapter.skip_write(invocation_id, this) -%}
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro cdc_built_since(input) -%}
+    {#- The rows of `input` (a model that stamps built_at) built since this model last wrote: those
+        with a built_at newer than the newest of `this`, counted when the run starts. Returns
+        {'predicate': ..., 'rows': count}: the predicate compares with a constant the Parquet scan
+        skips older row groups by, `false` when there are no such rows (Spark plans an empty input);
+        `true` (rows none) on a full build; a subquery comparison (rows none) in a dbt unit test. -#}
+    {%- if not is_incremental() -%}
+        {{ return({'predicate': 'true', 'rows': none}) }}
+    {%- endif -%}
+    {%- set built_until = cdc_newest_built_at(this) -%}
+    {%- set rows = cdc_count_rows('select count(*) from ' ~ input ~ ' where built_at > ' ~ built_until) -%}
+    {{ return({'predicate': 'false' if rows == 0 else 'built_at > ' ~ built_until, 'rows': rows}) }}
+{%- endmacro %}
+
 {% macro cdc_may_broadcast(new_rows) -%}
     {#-
         Whether an incremental run of int_change_events or int_row_changes broadcasts the key sets

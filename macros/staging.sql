@@ -52,11 +52,12 @@
         The watermarks are read when the run starts and written as constants (cdc_held_watermarks):
         the Parquet scan then skips the files of older loads instead of reading every landed value
         (a correlated subquery was planned as a sort-merge join that shuffled every landed value to
-        one task per feed; an uncorrelated one still read them all before the filter). -#}
+        one task per feed; an uncorrelated one still read them all before the filter). With no new
+        landing, the run writes nothing (cdc_skip_write_when_nothing_new). -#}
     {%- if is_incremental() %}
-    where {{ cdc_landed_after_held(
-        cdc_held_watermarks('source_name', 'landed_at', new_rows_of=relation, feed_column='feed'), 'feed'
-    ) }}
+        {%- set held = cdc_held_watermarks('source_name', 'landed_at', new_rows_of=relation, feed_column='feed') %}
+        {%- do cdc_skip_write_when_nothing_new(held.new_rows) %}
+    where {{ cdc_landed_after_held(held, 'feed') }}
     {%- endif %}
 {%- endmacro %}
 

@@ -2,7 +2,8 @@
     "Summary models"). -#}
 
 {% macro cdc_held_watermarks(
-    held_feed_column='source_name', held_until='landed_at', new_rows_of=none, feed_column='source_name'
+    held_feed_column='source_name', held_until='landed_at', new_rows_of=none, feed_column='source_name',
+    new_rows_where='true'
 ) -%}
     {#- On an incremental run, the newest landing this model already holds per feed (`held_until` of
         `this`, per `held_feed_column`), read once when the run starts; none on a full build. Pass
@@ -12,8 +13,11 @@
         cannot use, so every stored row was read and then dropped. In a dbt unit test (`this` is a
         fixture no query can read) and while parsing, the same watermarks as a subquery.
         With `new_rows_of` (the relation the model reads new rows from, its feed in `feed_column`),
-        also how many rows it holds past them (`new_rows`, cdc_count_rows): with none, the filters
-        of cdc_landed_after_held are `false`, so Spark plans an empty input and reads nothing. -#}
+        also how many rows it holds past them (`new_rows`, cdc_count_rows), of those the model keeps
+        (`new_rows_where`: a model that keeps some rows holds no watermark for a feed without
+        them, so every row of that feed is past it): with none, the filters of
+        cdc_landed_after_held are `false`, so Spark plans an empty input and reads nothing, and
+        the model writes nothing (cdc_skip_write_when_nothing_new). -#}
     {%- if not is_incremental() -%}
         {{ return(none) }}
     {%- endif -%}
@@ -42,7 +46,8 @@
     {%- set held = {'feeds': feeds} -%}
     {%- if new_rows_of is not none -%}
         {%- do held.update({'new_rows': cdc_count_rows(
-            'select count(*) from ' ~ new_rows_of ~ ' where ' ~ cdc_landed_after_held(held, feed_column)
+            'select count(*) from ' ~ new_rows_of ~ ' where (' ~ new_rows_where ~ ') and '
+            ~ cdc_landed_after_held(held, feed_column)
         )}) -%}
     {%- endif -%}
     {{ return(held) }}
@@ -92,16 +97,6 @@
         '(' ~ feed_column ~ ' is null or ' ~ feed_column ~ ' not in (' ~ literals | join(', ') ~ ') or '
         ~ after_held | join(' or ') ~ ')'
     ) }}
-{%- endmacro %}
-
-{% macro cdc_built_after_held() -%}
-    {#- A predicate: on an incremental run, the input rows built after this model's last run
-        (built_at newer than the newest built_at of `this`); always true on a full build. -#}
-    {%- if is_incremental() %}
-    built_at > {{ cdc_newest_built_at(this) }}
-    {%- else %}
-    true
-    {%- endif %}
 {%- endmacro %}
 
 {% macro cdc_first_landings(new_rows, staged, held_until) -%}

@@ -40,25 +40,22 @@
 {%- endmacro %}
 
 {% macro cdc_test_newest_built_at(relation) -%}
-    {#- The newest built_at of `relation` (what its last run wrote), read when the test compiles and
-        written as a constant, so the test's scan skips the row groups of older runs. Null, so that
-        the scope is empty and Spark reads nothing, for a relation without rows, and for an
-        incremental model this invocation ran (a `dbt build`) that wrote no row: a run with nothing
-        new leaves nothing to check, and what the last run wrote was checked by that run's tests.
-        Not for a table or view: its rows keep their parent's built_at, yet a run may change them
-        (e.g. a typed mart after a change of var typed_entities). -#}
-    {%- set micros = run_query('select unix_micros(max(built_at)) from ' ~ relation).columns[0].values()[0] -%}
-    {%- set started = (run_started_at.timestamp() * 1000000) | int -%}
-    {#- A run stamps its rows with run_started_at exactly; an earlier run is seconds older (the 1 ms
-        margin absorbs the float rounding of timestamp()). -#}
-    {%- set tested = graph.nodes.get(model.attached_node) -%}
-    {%- set wrote_nothing = model.attached_node in selected_resources
-        and tested.config.materialized == 'incremental'
-        and (micros | int) < started - 1000 -%}
-    {%- if micros is none or wrote_nothing -%}
-        {{ return('cast(null as timestamp)') }}
+    {#- The newest built_at of `relation` (what its last run wrote), written into the test as a
+        constant, so the test's scan skips the row groups of older runs. Known without a query for
+        a model this invocation (a `dbt build`) left unchanged: an incremental model that wrote no
+        row, or a table or view its materialization did not rebuild (dbt/include/sparksession/
+        macros/unchanged.sql): null, so that the scope is empty and Spark reads nothing: what the
+        last change wrote was checked by that run's tests. For an incremental model this
+        invocation wrote rows of: the invocation's own stamp (cdc_built_at). Otherwise read once
+        per relation and invocation (adapter.newest_built_at_micros; null for a relation without
+        rows): a table or view rebuilt keeps its parent's built_at while its rows may have changed
+        (e.g. a typed mart after a change of var typed_entities), so it is checked. -#}
+    {%- set wrote_rows = adapter.wrote_rows(invocation_id, relation) -%}
+    {%- if wrote_rows is not none -%}
+        {{ return(cdc_built_at() if wrote_rows else 'cast(null as timestamp)') }}
     {%- endif -%}
-    {{ return('timestamp_micros(' ~ (micros | int) ~ ')') }}
+    {%- set micros = adapter.newest_built_at_micros(invocation_id, relation) -%}
+    {{ return('cast(null as timestamp)' if micros is none else 'timestamp_micros(' ~ (micros | int) ~ ')') }}
 {%- endmacro %}
 
 {% macro cdc_test_scope() -%}

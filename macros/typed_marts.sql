@@ -606,7 +606,8 @@ from typed
 {%- endmacro %}
 
 {% macro cdc_typed_current(entity_name) -%}
-    {#- `<entity>_current`: a table (rebuilt each run from cdc_current_rows), one row per live source row. -#}
+    {#- `<entity>_current`: a table, one row per live source row, rebuilt from cdc_current_rows by a
+        run that changed it. -#}
     {{ config(materialized='table') }}
     {{ cdc_typed_model(entity_name, 'current', ref('cdc_current_rows')) }}
 {%- endmacro %}

@@ -32,7 +32,9 @@
 {% set columns = cdc_change_event_column_names() %}
 {#- The staged rows landed since the newest this model holds, per feed (the new_rows CTE below). -#}
 {% set held = cdc_held_watermarks(new_rows_of=ref('int_staged_events')) %}
-{% set broadcast = cdc_may_broadcast(held.get('new_rows') if held is not none else none) %}
+{% set new_rows = held.get('new_rows') if held is not none else none %}
+{% do cdc_skip_write_when_nothing_new(new_rows) %}
+{% set broadcast = cdc_may_broadcast(new_rows) %}
 {% set pair_key = [
     'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name', 'source_position',
 ] %}

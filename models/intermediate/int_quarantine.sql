@@ -12,12 +12,18 @@
     on_schema_change='fail',
 ) }}
 
+{#- The newest landing this model holds per feed (incremental runs); nothing new: no write. -#}
+{% set held = cdc_held_watermarks(
+    new_rows_of=ref('int_staged_events'), new_rows_where="message_status = 'quarantined'"
+) %}
+{% do cdc_skip_write_when_nothing_new(held.new_rows if held is not none else none) %}
+
 with quarantined as (
     select *
     from {{ ref('int_staged_events') }}
     where
         message_status = 'quarantined'
-        and {{ cdc_landed_after_held(cdc_held_watermarks(new_rows_of=ref('int_staged_events'))) }}
+        and {{ cdc_landed_after_held(held) }}
 ),
 
 held_deliveries as (

@@ -38,14 +38,11 @@
 ) }}
 
 {#- The events int_change_events built since this model last wrote (changed_events below): the
-    other key sets grow with them. -#}
-{%- set built_until = cdc_newest_built_at(this) %}
-{%- set changed_events = cdc_count_rows(
-    "select count(*) from " ~ ref('int_change_events') ~ " where built_at > " ~ built_until
-) if is_incremental() else none %}
-{%- set broadcast = cdc_may_broadcast(changed_events) %}
-{#- With no changed event, `false`: Spark plans the run's inputs empty and reads nothing. -#}
-{%- set built_since = 'false' if changed_events == 0 else 'built_at > ' ~ built_until %}
+    other key sets grow with them. None: `false`, and the run writes nothing. -#}
+{%- set changed = cdc_built_since(ref('int_change_events')) %}
+{%- do cdc_skip_write_when_nothing_new(changed.rows) %}
+{%- set broadcast = cdc_may_broadcast(changed.rows) %}
+{%- set built_since = changed.predicate %}
 {%- set change_order = 'sequence, sub_order, event_id' %}
 {#- What a change row says besides its folded image; every step carries these columns. -#}
 {%- set action_attributes = [

@@ -28,6 +28,7 @@
 {% set type_key = ['table_key', 'source_name', 'column_name', 'column_source_type', 'column_type'] %}
 {#- The newest landing this model holds per feed (incremental runs). -#}
 {% set held = cdc_held_watermarks(held_until='landed_until', new_rows_of=ref('int_staged_events')) %}
+{% do cdc_skip_write_when_nothing_new(held.new_rows if held is not none else none) %}
 
 with staged as (
     select * from {{ ref('int_staged_events') }}

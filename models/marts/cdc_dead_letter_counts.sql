@@ -10,9 +10,12 @@
     on_schema_change='fail',
 ) }}
 
+{%- set new_rows = cdc_built_since(ref('cdc_dead_letters')) %}
+{%- do cdc_skip_write_when_nothing_new(new_rows.rows) %}
+
 with dead_letters as (
     select * from {{ ref('cdc_dead_letters') }}
-    where {{ cdc_built_after_held() }}
+    where {{ new_rows.predicate }}
 ),
 
 new_counts as (

@@ -7,6 +7,9 @@
     on_schema_change='fail',
 ) }}
 
+{%- set new_rows = cdc_built_since(ref('int_quarantine')) %}
+{%- do cdc_skip_write_when_nothing_new(new_rows.rows) %}
+
 {% set meaning_cases = [] %}
 {% for code, meaning in cdc_error_codes().items() %}
     {% do meaning_cases.append(
@@ -16,7 +19,7 @@
 
 with quarantine as (
     select * from {{ ref('int_quarantine') }}
-    where {{ cdc_built_after_held() }}
+    where {{ new_rows.predicate }}
 )
 
 select

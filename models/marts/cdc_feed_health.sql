@@ -18,6 +18,7 @@
     up whether their decoded events were delivered before (their event ids in the staged rows) and
     the split-update halves of the pair keys new halves join, and adds what is new to the row it
     holds for each such feed: counts and sums add up, times by min/max, histograms bucket by bucket.
+    A run with nothing landed or staged since counts that (constant filters) and runs nothing else.
 -#}
 {{ config(
     materialized='incremental',
@@ -61,6 +62,11 @@
         ~ "cast(null as bigint) as landed_messages, cast(null as timestamp) as last_landed_at where false"
     ) %}
 {% endif %}
+{#- Nothing landed or staged since the last run: no query, no write. -#}
+{% set new_landings = cdc_count_rows(
+    'select coalesce(sum(landed_messages), 0) from (' ~ landed_counts | join(' union all ') ~ ') as landed'
+) if held_landings is not none else none %}
+{% do cdc_skip_write_when_nothing_new([new_landings, held_stagings.new_rows if held_stagings is not none else none]) %}
 
 
 with landed as (

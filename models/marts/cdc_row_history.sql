@@ -29,13 +29,11 @@
     on_schema_change='fail',
 ) }}
 
-{#- The rows int_row_changes rebuilt since this model last wrote; with none, `false`: Spark plans the
-    run's inputs empty and reads nothing. -#}
-{%- set built_until = cdc_newest_built_at(this) %}
-{%- set rebuilt_rows = cdc_count_rows(
-    "select count(*) from " ~ ref('int_row_changes') ~ " where built_at > " ~ built_until
-) if is_incremental() else none %}
-{%- set built_since = 'false' if rebuilt_rows == 0 else 'built_at > ' ~ built_until %}
+{#- The rows int_row_changes rebuilt since this model last wrote; with none, `false` and the run
+    writes nothing. -#}
+{%- set rebuilt = cdc_built_since(ref('int_row_changes')) %}
+{%- do cdc_skip_write_when_nothing_new(rebuilt.rows) %}
+{%- set built_since = rebuilt.predicate %}
 {%- set output_columns = [
     'version_id', 'feed', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name',
     'primary_key_columns', 'primary_key', 'row_identity', 'row_values', 'row_values_json', 'valid_from', 'valid_to',

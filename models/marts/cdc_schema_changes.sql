@@ -10,7 +10,10 @@
 ) }}
 
 {#- The newest landing this model holds per feed (incremental runs). -#}
-{% set held = cdc_held_watermarks(held_feed_column='feed', new_rows_of=ref('int_change_events')) %}
+{% set held = cdc_held_watermarks(
+    held_feed_column='feed', new_rows_of=ref('int_change_events'), new_rows_where="event_kind = 'DDL'"
+) %}
+{% do cdc_skip_write_when_nothing_new(held.new_rows if held is not none else none) %}
 
 with ddl_events as (
     select * from {{ ref('int_change_events') }}

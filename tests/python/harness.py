@@ -64,9 +64,10 @@ def spark_session() -> SparkSession:
     return get_spark(master="local[2]", warehouse=str(root / "warehouse"), extra_conf=TEST_SPARK_CONF)
 
 
-def run_dbt(*args: str, dbt_vars: dict | None = None, schema: str | None = None) -> Any:
+def run_dbt(*args: str, dbt_vars: dict | None = None, schema: str | None = None, callbacks: list | None = None) -> Any:
     """`dbt <args>` in this process on the project; raises with dbt's own message on failure.
-    `schema` builds into other schemas than the shared workload's (`<schema>`, `<schema>_staging`...)."""
+    `schema` builds into other schemas than the shared workload's (`<schema>`, `<schema>_staging`...);
+    `callbacks` receive every event dbt fires (e.g. SQLQuery, each statement it sends to Spark)."""
     spark_session()
     cli = [*args, "--project-dir", str(REPO_ROOT), "--profiles-dir", str(REPO_ROOT / "profiles")]
     if dbt_vars:
@@ -74,7 +75,7 @@ def run_dbt(*args: str, dbt_vars: dict | None = None, schema: str | None = None)
     previous = os.environ.get("CDC_UNIFY_SCHEMA")
     os.environ["CDC_UNIFY_SCHEMA"] = schema or DEFAULT_SCHEMA
     try:
-        result = dbtRunner().invoke(cli)
+        result = dbtRunner(callbacks=callbacks or []).invoke(cli)
     finally:
         if previous is None:
             del os.environ["CDC_UNIFY_SCHEMA"]

@@ -134,12 +134,19 @@ def test_an_empty_write_adds_no_file(partitioned: bool) -> None:
     spark.sql(f"create table {SCHEMA}.pending using parquet as select * from {SCHEMA}.target where false")
     before = set(spark.table(f"{SCHEMA}.target").inputFiles())
     partition_by = ["bucket"] if partitioned else []
-    assert pending_writes.apply_pending(
-        spark, relation("pending"), relation("target"), partition_by, False, just_written=True
-    )
+    assert not pending_writes.apply_written(spark, relation("pending"), relation("target"), partition_by, False)
     spark.sql(f"refresh table {SCHEMA}.target")
     assert set(spark.table(f"{SCHEMA}.target").inputFiles()) == before
     assert rows("target") == as_rows(TARGET)
+    assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
+
+
+def test_a_written_write_with_rows_is_applied() -> None:
+    spark = spark_session()
+    create("target", TARGET, partitioned=True)
+    create("pending", PENDING, partitioned=True)
+    assert pending_writes.apply_written(spark, relation("pending"), relation("target"), ["bucket"], True)
+    assert rows("target") == expected(replace=True)
     assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
 
 

@@ -13,6 +13,14 @@ from pyspark.sql import SparkSession
 from dbt.adapters.sparksession import pending_writes
 from dbt.adapters.sparksession.connections import SparkSessionConnectionManager
 from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
+from dbt.adapters.sparksession.run_state import RunState
+
+# The table property holding the fingerprint (MD5 of the compiled SQL) a table or view was built from.
+FINGERPRINT = "cdc_unify.built_from"
+
+
+def _quoted(relation: BaseRelation) -> str:
+    return f"`{relation.schema}`.`{relation.identifier}`"
 
 
 class SparkSessionAdapter(SparkAdapter):
@@ -32,17 +40,85 @@ class SparkSessionAdapter(SparkAdapter):
 
     @available
     def apply_pending_write(
+        self, pending: BaseRelation, target: BaseRelation, partition_by: list[str], replace: bool
+    ) -> bool:
+        """Finish (or, left by a killed run, redo) an incremental write: pending_writes.apply_pending."""
+        return pending_writes.apply_pending(self._session(), pending, target, list(partition_by), replace)
+
+    @available
+    def apply_killed_write(
+        self, pending: BaseRelation, target: BaseRelation, partition_by: list[str], replace: bool
+    ) -> bool:
+        """A killed run's pending write of an existing table, applied when the next run starts; one of
+        a table that no longer exists is left to its model's next build, which drops it."""
+        session = self._session()
+        if not pending_writes.table_exists(session, pending) or not pending_writes.table_exists(session, target):
+            return False
+        return pending_writes.apply_pending(session, pending, target, list(partition_by), replace)
+
+    @available
+    def apply_written(
         self,
+        invocation_id: str,
         pending: BaseRelation,
         target: BaseRelation,
         partition_by: list[str],
         replace: bool,
-        just_written: bool = False,
     ) -> bool:
-        """Finish (or, left by a killed run, redo) an incremental write: pending_writes.apply_pending."""
-        return pending_writes.apply_pending(
-            self._session(), pending, target, list(partition_by), replace, just_written=just_written
-        )
+        """Apply the pending write a run has just made (pending_writes.apply_written) and remember
+        for the invocation's data tests whether it had rows."""
+        rows = pending_writes.apply_written(self._session(), pending, target, list(partition_by), replace)
+        self._run.record_write(invocation_id, target, rows)
+        return rows
+
+    @available
+    def skip_write(self, invocation_id: str, relation: BaseRelation) -> str:
+        """Called while a model compiles that found nothing new: its materialization writes nothing
+        (run_state). Returns '' so that a template may call it inline."""
+        self._run.mark_nothing_new(invocation_id, relation)
+        return ""
+
+    @available
+    def write_skipped(self, invocation_id: str, relation: BaseRelation) -> bool:
+        """Whether the model about to be written found nothing new when it compiled; then also
+        remembered as a write without rows."""
+        skipped = self._run.take_nothing_new(invocation_id, relation)
+        if skipped:
+            self._run.record_write(invocation_id, relation, False)
+        return skipped
+
+    @available
+    def record_unchanged(self, invocation_id: str, relation: BaseRelation) -> str:
+        """A table or view this invocation left as it was (unchanged.sql); '' for inline calls."""
+        self._run.record_write(invocation_id, relation, False)
+        return ""
+
+    @available
+    def fingerprint(self, relation: BaseRelation) -> str | None:
+        """The fingerprint a table or view was built with (table property FINGERPRINT); None without one."""
+        rows = self._session().sql(f"show tblproperties {_quoted(relation)}").collect()
+        return next((row.value for row in rows if row.key == FINGERPRINT), None)
+
+    @available
+    def set_fingerprint(self, relation: BaseRelation, kind: str, fingerprint: str) -> str:
+        """Stores what a table or view (`kind`) was built from; '' for inline calls."""
+        self._session().sql(f"alter {kind} {_quoted(relation)} set tblproperties ('{FINGERPRINT}' = '{fingerprint}')")
+        return ""
+
+    @available
+    def wrote_rows(self, invocation_id: str, relation: BaseRelation) -> bool | None:
+        """Whether this invocation's incremental write of `relation` had rows; None: it made none."""
+        return self._run.wrote_rows(invocation_id, relation)
+
+    @available
+    def newest_built_at_micros(self, invocation_id: str, relation: BaseRelation) -> int | None:
+        """The newest built_at of `relation` in microseconds (None: no row), queried once per
+        relation and invocation."""
+
+        def query() -> int | None:
+            return self._session().sql(f"select unix_micros(max(built_at)) from {_quoted(relation)}").collect()[0][0]
+
+        return self._run.newest_built_at(invocation_id, relation, query)
 
     @available
     def drop_pending_write(self, pending: BaseRelation) -> None:
@@ -54,6 +130,10 @@ class SparkSessionAdapter(SparkAdapter):
     def clear_unregistered_location(self, relation: BaseRelation) -> bool:
         """Before `create table as`: remove the leftovers of a killed one (pending_writes)."""
         return pending_writes.clear_unregistered_location(self._session(), relation)
+
+    @property
+    def _run(self) -> RunState:
+        return self.__dict__.setdefault("_cdc_run_state", RunState())
 
     def _session(self) -> SparkSession:
         credentials: Any = self.config.credentials

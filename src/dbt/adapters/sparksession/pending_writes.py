@@ -113,21 +113,14 @@ def clear_unregistered_location(spark: SparkSession, relation: Any) -> bool:
     return True
 
 
-def apply_pending(
-    spark: SparkSession, pending: Any, target: Any, partition_by: list[str], replace: bool, just_written: bool = False
-) -> bool:
+def apply_pending(spark: SparkSession, pending: Any, target: Any, partition_by: list[str], replace: bool) -> bool:
     """Moves the data of table `pending` into table `target` and drops `pending`; False if there is
     no pending table. Per partition (`partition_by`, in the tables' order): `replace` swaps the
     target's partition folder for the pending one (insert_overwrite), else the files are added to
-    it (append). A pending table `just_written` (none of its files moved yet) without rows is
-    dropped: Spark writes a file even for no rows (one holding the schema), and moved in it would
-    add a file to the table on every run with nothing new, which every later read lists. A killed
-    run's pending table may have lost files to the target already, so it is applied as it is."""
+    it (append). A killed run's pending table may have lost files to the target already, so it is
+    applied as it is: every step skips what is done."""
     if not table_exists(spark, pending):
         return False
-    if just_written and spark.table(_quoted(pending)).isEmpty():
-        spark.sql(f"drop table {_quoted(pending)}")
-        return True
     files = TableFiles(spark)
     source_root = files.path(table_location(spark, pending))
     target_root = files.path(table_location(spark, target))
@@ -141,6 +134,18 @@ def apply_pending(
         else:
             files.move_files(source, destination)
     finish(spark, pending, target, partitioned=bool(partition_by))
+    return True
+
+
+def apply_written(spark: SparkSession, pending: Any, target: Any, partition_by: list[str], replace: bool) -> bool:
+    """apply_pending for the pending table a run has just written (none of its files moved yet);
+    True if it had rows. One without rows is dropped: Spark writes a file even for no rows (one
+    holding the schema), and moved in it would add a file to the table on every run with nothing
+    new, which every later read lists."""
+    if spark.table(_quoted(pending)).isEmpty():
+        spark.sql(f"drop table {_quoted(pending)}")
+        return False
+    apply_pending(spark, pending, target, partition_by, replace)
     return True
 
 

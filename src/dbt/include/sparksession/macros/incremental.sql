@@ -4,7 +4,8 @@
     anything of the model's table changes, then moves its files in (append: added to the table or
     its partitions; insert_overwrite: each partition it holds replaces the table's). A pending table
     left by a killed run is applied before the model reads `this` again; a full build discards it.
-    Otherwise as dbt-spark's: same strategies (append, insert_overwrite with partition_by), schema
+    A model that found nothing new when it compiled (macro cdc_skip_write_when_nothing_new) writes
+    nothing and runs no query. Otherwise as dbt-spark's: same strategies (append, insert_overwrite with partition_by), schema
     change handling, hooks, grants and docs.
 -#}
 
@@ -42,23 +43,30 @@
     {%- endcall -%}
     {% do persist_constraints(target_relation, model) %}
   {%- else -%}
-    {#- A killed run's rows first: the model's code reads `this` as that run left it. -#}
+    {#- A killed run's rows first (normally applied when the run started: sparksession_apply_killed_writes). -#}
     {% do adapter.apply_pending_write(pending_relation, target_relation, partition_by, strategy == 'insert_overwrite') %}
-    {%- call statement('main', language=language) -%}
-      {{ create_table_as(False, pending_relation, compiled_code, language) }}
-    {%- endcall -%}
-    {#- A write that fails the schema check must not be applied by the next run. -#}
-    {%- if on_schema_change == 'fail' and check_for_schema_changes(pending_relation, existing_relation)['schema_changed'] -%}
-      {% do adapter.drop_pending_write(pending_relation) %}
-      {% do exceptions.raise_compiler_error(
-          'The columns of ' ~ model.name ~ ' changed and on_schema_change is fail: run it with --full-refresh'
+    {%- if adapter.write_skipped(invocation_id, target_relation) -%}
+      {#- The model found nothing new when it compiled (adapter.skip_write): no query, no write. -#}
+      {%- call statement('main') -%}
+        select 0 as rows_written
+      {%- endcall -%}
+    {%- else -%}
+      {%- call statement('main', language=language) -%}
+        {{ create_table_as(False, pending_relation, compiled_code, language) }}
+      {%- endcall -%}
+      {#- A write that fails the schema check must not be applied by the next run. -#}
+      {%- if on_schema_change == 'fail' and check_for_schema_changes(pending_relation, existing_relation)['schema_changed'] -%}
+        {% do adapter.drop_pending_write(pending_relation) %}
+        {% do exceptions.raise_compiler_error(
+            'The columns of ' ~ model.name ~ ' changed and on_schema_change is fail: run it with --full-refresh'
+        ) %}
+      {%- endif -%}
+      {%- do process_schema_changes(on_schema_change, pending_relation, existing_relation) -%}
+      {#- Just written: a write without rows is dropped instead of adding an empty file. -#}
+      {% do adapter.apply_written(
+          invocation_id, pending_relation, target_relation, partition_by, strategy == 'insert_overwrite'
       ) %}
     {%- endif -%}
-    {%- do process_schema_changes(on_schema_change, pending_relation, existing_relation) -%}
-    {#- Just written: a write without rows is dropped instead of adding an empty file. -#}
-    {% do adapter.apply_pending_write(
-        pending_relation, target_relation, partition_by, strategy == 'insert_overwrite', just_written=true
-    ) %}
   {%- endif -%}
 
   {% set should_revoke = should_revoke(existing_relation, should_full_refresh()) %}
@@ -67,3 +75,24 @@
   {{ run_hooks(post_hooks) }}
   {{ return({'relations': [target_relation]}) }}
 {%- endmaterialization %}
+
+{% macro sparksession_apply_killed_writes() -%}
+  {#- An on-run-start hook: the pending write a killed run left for any incremental model is applied
+      before any model compiles. A model reads watermarks of its own table while it compiles
+      (cdc_held_watermarks, cdc_newest_built_at), before its materialization runs: read from a
+      table still missing a killed run's rows, they would make the run redo those rows. -#}
+  {%- if execute -%}
+    {%- for node in graph.nodes.values()
+        if node.resource_type == 'model' and node.config.materialized == 'incremental' -%}
+      {%- set partition_by = node.config.partition_by or [] -%}
+      {%- set target = api.Relation.create(
+          database=node.database, schema=node.schema, identifier=node.alias, type='table'
+      ) -%}
+      {%- set pending = target.incorporate(path={"identifier": node.alias ~ '__dbt_pending'}) -%}
+      {%- do adapter.apply_killed_write(
+          pending, target, [partition_by] if partition_by is string else partition_by,
+          node.config.incremental_strategy == 'insert_overwrite'
+      ) -%}
+    {%- endfor -%}
+  {%- endif -%}
+{%- endmacro %}

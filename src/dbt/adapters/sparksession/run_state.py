@@ -1,0 +1,79 @@
+"""What one dbt invocation learns about its incremental writes, kept by the adapter for the macros
+that run after them (dbt runs nodes in threads: every access holds the lock).
+
+- Models that found nothing new when they compiled (macro cdc_skip_write_when_nothing_new): their
+  materialization then writes nothing and runs no query. Their SQL would read and write nothing
+  anyway, but Spark would still analyse, plan and start the whole plan over empty inputs, seconds
+  a model on every run.
+- Whether each incremental write of the invocation had rows: the data tests of a model this
+  invocation ran know what it wrote without a query (macros/test_scope.sql).
+- The newest built_at of every relation a data test scopes: one query per relation, not one per
+  test (a model has up to twenty tests).
+
+State of an earlier invocation in the same process (dbt's Python API) is dropped when a call names
+another invocation id.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+
+def relation_key(relation: Any) -> str:
+    return f"{relation.schema}.{relation.identifier}".lower()
+
+
+class RunState:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._invocation: str | None = None
+        self._nothing_new: set[str] = set()
+        self._wrote_rows: dict[str, bool] = {}
+        self._newest_built_at: dict[str, int | None] = {}
+
+    def _of(self, invocation_id: str) -> None:
+        if invocation_id != self._invocation:
+            self._invocation = invocation_id
+            self._nothing_new.clear()
+            self._wrote_rows.clear()
+            self._newest_built_at.clear()
+
+    def mark_nothing_new(self, invocation_id: str, relation: Any) -> None:
+        with self._lock:
+            self._of(invocation_id)
+            self._nothing_new.add(relation_key(relation))
+
+    def take_nothing_new(self, invocation_id: str, relation: Any) -> bool:
+        """Whether the model's compile found nothing new; the mark is used once."""
+        with self._lock:
+            self._of(invocation_id)
+            key = relation_key(relation)
+            found = key in self._nothing_new
+            self._nothing_new.discard(key)
+            return found
+
+    def record_write(self, invocation_id: str, relation: Any, rows: bool) -> None:
+        with self._lock:
+            self._of(invocation_id)
+            self._wrote_rows[relation_key(relation)] = rows
+            self._newest_built_at.pop(relation_key(relation), None)
+
+    def wrote_rows(self, invocation_id: str, relation: Any) -> bool | None:
+        """Whether this invocation's incremental write of `relation` had rows; None: no such write."""
+        with self._lock:
+            self._of(invocation_id)
+            return self._wrote_rows.get(relation_key(relation))
+
+    def newest_built_at(self, invocation_id: str, relation: Any, query: Callable[[], int | None]) -> int | None:
+        """`query()` (the relation's newest built_at in microseconds), run once per relation."""
+        key = relation_key(relation)
+        with self._lock:
+            self._of(invocation_id)
+            if key in self._newest_built_at:
+                return self._newest_built_at[key]
+        micros = query()
+        with self._lock:
+            self._newest_built_at[key] = micros
+        return micros

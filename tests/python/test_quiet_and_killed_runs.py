@@ -1,0 +1,112 @@
+"""Two things an incremental run decides before its main query, on the DataWorks spec's examples
+(tests/fixtures/spec_examples/dataworks_json), built into a schema of their own:
+
+- A run with nothing new since the last one runs no model query: every incremental model counts
+  its new rows when it compiles (none) and its materialization writes nothing (macro
+  cdc_skip_write_when_nothing_new), instead of planning and starting its whole SQL over empty
+  inputs; and no table or view is rebuilt from its unchanged parents.
+- A write a killed run left pending (complete, not yet moved into its table) is applied when the
+  next run starts, before any model reads its own table's watermarks: read from the table without
+  the killed run's rows, they would make the run stage those rows a second time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import comparable, land_messages, run_dbt, spark_session, table_rows
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+SPEC = Path(__file__).resolve().parents[1] / "fixtures" / "spec_examples" / "dataworks_json"
+DIALECT = "dataworks_json"
+FEED = "quiet_and_killed"
+SCHEMA = "cdc_quiet"
+STAGING = f"stg_{DIALECT}__changes"
+SELECTION = (STAGING, "path:models/intermediate", "path:models/marts")
+DBT_VARS = {"cdc_dialects": [DIALECT]}
+LOADS = (
+    (dt.datetime(2024, 7, 1, 1, tzinfo=dt.UTC), ["04_insert", "05_update_before"], 0),
+    (dt.datetime(2024, 7, 1, 2, tzinfo=dt.UTC), ["06_update_after", "04_insert"], 2),
+)
+# The tables a build writes, compared after the killed run's rerun.
+TABLES = (
+    f"{SCHEMA}_staging.{STAGING}",
+    f"{SCHEMA}_intermediate.int_change_events",
+    f"{SCHEMA}_intermediate.int_row_changes",
+    f"{SCHEMA}.cdc_row_history",
+    f"{SCHEMA}.cdc_feed_health",
+)
+
+
+def land(load: int) -> None:
+    landed_at, names, first_offset = LOADS[load]
+    messages = [(SPEC / f"{name}.json").read_bytes() for name in names]
+    land_messages(DIALECT, messages, FEED, landed_at, replace=load == 0, first_offset=first_offset)
+
+
+def run(*flags: str) -> dict[str, list[str]]:
+    """`dbt run` of the selection; the SQL statements it sent, by model name."""
+    statements: dict[str, list[str]] = {}
+
+    def collect(event: Any) -> None:
+        if event.info.name == "SQLQuery":
+            node = event.data.node_info.unique_id.rsplit(".", 1)[-1] if event.data.node_info.unique_id else ""
+            statements.setdefault(node, []).append(event.data.sql)
+
+    run_dbt("run", *flags, "--select", *SELECTION, dbt_vars=DBT_VARS, schema=SCHEMA, callbacks=[collect])
+    return statements
+
+
+def snapshot() -> dict[str, Any]:
+    return {table: comparable(table_rows(table)) for table in TABLES}
+
+
+@pytest.fixture(scope="module")
+def quiet_run() -> dict[str, list[str]]:
+    land(0)
+    run("--full-refresh")
+    land(1)
+    run()
+    return run()
+
+
+def test_a_run_with_nothing_new_runs_no_model_query(quiet_run: dict[str, list[str]]) -> None:
+    incremental = [STAGING, "int_change_events", "int_quarantine", "int_schema_registry", "int_row_changes"]
+    incremental += ["cdc_row_history", "cdc_feed_health", "cdc_schema_changes", "cdc_dead_letters"]
+    incremental += ["cdc_dead_letter_counts"]
+    for model in incremental:
+        sent = "\n".join(quiet_run[model])
+        assert "select 0 as rows_written" in sent, model
+        assert "__dbt_pending" not in sent, model
+
+
+def test_a_run_with_nothing_new_rebuilds_no_table_or_view(quiet_run: dict[str, list[str]]) -> None:
+    """Their SQL is the one they were built from and every parent is unchanged (unchanged.sql)."""
+    for model in ("int_staged_events", "cdc_change_events", "cdc_current_rows", "customers_current"):
+        sent = "\n".join(quiet_run[model])
+        assert "select 0 as rows_written" in sent, model
+        assert "create " not in sent, model
+
+
+def test_a_killed_runs_pending_write_is_applied_before_the_next_run_reads_its_watermarks(quiet_run) -> None:
+    """The killed run's state is made as it would have left it: batch 1 built, batch 2 landed, the
+    staging model's pending table written whole (its compiled SQL) and not yet moved in."""
+    expected = snapshot()
+    spark = spark_session()
+    land(0)
+    run("--full-refresh")
+    land(1)
+    compiled = run_dbt("compile", "--select", STAGING, dbt_vars=DBT_VARS, schema=SCHEMA)
+    staging_sql = compiled.result.results[0].node.compiled_code
+    spark.sql(f"create table {SCHEMA}_staging.{STAGING}__dbt_pending using parquet as {staging_sql}")
+    assert spark.table(f"{SCHEMA}_staging.{STAGING}__dbt_pending").count() > 0
+
+    run()
+
+    assert not spark.catalog.tableExists(f"{SCHEMA}_staging.{STAGING}__dbt_pending")
+    assert snapshot() == expected
