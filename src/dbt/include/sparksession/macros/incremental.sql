@@ -5,8 +5,8 @@
     its partitions; insert_overwrite: each partition it holds replaces the table's). A pending table
     left by a killed run is applied before the model reads `this` again; a full build discards it.
     A model that found nothing new when it compiled (macro cdc_skip_write_when_nothing_new) writes
-    nothing and runs no query. Otherwise as dbt-spark's: same strategies (append, insert_overwrite with partition_by), schema
-    change handling, hooks, grants and docs.
+    nothing and runs no query. Otherwise as dbt-spark's: same strategies (append, insert_overwrite
+    with partition_by), schema change handling, hooks, grants and docs.
 -#}
 
 {% materialization incremental, adapter='sparksession', supported_languages=['sql', 'python'] -%}
@@ -43,7 +43,8 @@
     {%- endcall -%}
     {% do persist_constraints(target_relation, model) %}
   {%- else -%}
-    {#- A killed run's rows first (normally applied when the run started: sparksession_apply_killed_writes). -#}
+    {#- A killed run's rows first (applied already when the run started, unless its on-run-start
+        hook did not run: sparksession_apply_killed_writes). -#}
     {% do adapter.apply_pending_write(pending_relation, target_relation, partition_by, strategy == 'insert_overwrite') %}
     {%- if adapter.write_skipped(invocation_id, target_relation) -%}
       {#- The model found nothing new when it compiled (adapter.skip_write): no query, no write. -#}
