@@ -56,7 +56,7 @@
         landing, the run writes nothing (cdc_skip_write_when_nothing_new). -#}
     {%- if is_incremental() %}
         {%- set held = cdc_held_watermarks('source_name', 'landed_at', new_rows_of=relation, feed_column='feed') %}
-        {%- do cdc_skip_write_when_nothing_new(held.new_rows) %}
+        {{- cdc_skip_write_when_nothing_new(held.new_rows) }}
     where {{ cdc_landed_after_held(held, 'feed') }}
     {%- endif %}
 {%- endmacro %}

@@ -40,22 +40,33 @@
   {{ return({'relations': [target_relation]}) }}
 {%- endmacro %}
 
-{% macro sparksession_build_unless_unchanged(kind) -%}
-  {%- set target_relation = api.Relation.create(
-      identifier=model.alias, schema=schema, database=database, type=kind
-  ) -%}
-  {%- if sparksession_unchanged(kind, target_relation) -%}
-    {{ return(sparksession_skip_unchanged(target_relation)) }}
-  {%- endif -%}
-  {%- set result = materialization_table_spark() if kind == 'table' else create_or_replace_view() -%}
-  {% do adapter.set_fingerprint(target_relation, kind, local_md5(compiled_code)) %}
-  {{ return(result) }}
-{%- endmacro %}
-
 {% materialization table, adapter='sparksession', supported_languages=['sql', 'python'] -%}
-  {{ return(sparksession_build_unless_unchanged('table')) }}
+  {#- dbt-spark's table materialization for Parquet (the project's only format), with the skip.
+      Written out, not wrapped: dbt runs a Python model only from a `statement` the
+      materialization itself calls. -#}
+  {%- set language = model['language'] -%}
+  {%- set target_relation = api.Relation.create(identifier=model.alias, schema=schema, database=database, type='table') -%}
+  {%- if sparksession_unchanged('table', target_relation) -%}{{ return(sparksession_skip_unchanged(target_relation)) }}{%- endif -%}
+  {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=model.alias) -%}
+  {{ run_hooks(pre_hooks) }}
+  {%- if old_relation is not none -%}
+    {{ adapter.drop_relation(old_relation) }}
+  {%- endif -%}
+  {%- call statement('main', language=language) -%}
+    {{ create_table_as(False, target_relation, compiled_code, language) }}
+  {%- endcall -%}
+  {% do adapter.set_fingerprint(target_relation, 'table', local_md5(compiled_code)) %}
+  {% do apply_grants(target_relation, config.get('grants'), should_revoke(old_relation, full_refresh_mode=True)) %}
+  {% do persist_docs(target_relation, model) %}
+  {% do persist_constraints(target_relation, model) %}
+  {{ run_hooks(post_hooks) }}
+  {{ return({'relations': [target_relation]}) }}
 {%- endmaterialization %}
 
 {% materialization view, adapter='sparksession' -%}
-  {{ return(sparksession_build_unless_unchanged('view')) }}
+  {%- set target_relation = api.Relation.create(identifier=model.alias, schema=schema, database=database, type='view') -%}
+  {%- if sparksession_unchanged('view', target_relation) -%}{{ return(sparksession_skip_unchanged(target_relation)) }}{%- endif -%}
+  {%- set result = create_or_replace_view() -%}
+  {% do adapter.set_fingerprint(target_relation, 'view', local_md5(compiled_code)) %}
+  {{ return(result) }}
 {%- endmaterialization %}
