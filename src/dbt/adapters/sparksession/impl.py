@@ -19,10 +19,6 @@ from dbt.adapters.sparksession.run_state import RunState
 FINGERPRINT = "cdc_unify.built_from"
 
 
-def _quoted(relation: BaseRelation) -> str:
-    return f"`{relation.schema}`.`{relation.identifier}`"
-
-
 class SparkSessionAdapter(SparkAdapter):
     ConnectionManager = SparkSessionConnectionManager
 
@@ -96,18 +92,21 @@ class SparkSessionAdapter(SparkAdapter):
     @available
     def fingerprint(self, relation: BaseRelation) -> str | None:
         """The fingerprint a table or view was built with (table property FINGERPRINT); None without one."""
-        rows = self._session().sql(f"show tblproperties {_quoted(relation)}").collect()
+        rows = self._session().sql(f"show tblproperties {pending_writes.quoted(relation)}").collect()
         return next((row.value for row in rows if row.key == FINGERPRINT), None)
 
     @available
     def set_fingerprint(self, relation: BaseRelation, kind: str, fingerprint: str) -> str:
         """Stores what a table or view (`kind`) was built from; '' for inline calls."""
-        self._session().sql(f"alter {kind} {_quoted(relation)} set tblproperties ('{FINGERPRINT}' = '{fingerprint}')")
+        self._session().sql(
+            f"alter {kind} {pending_writes.quoted(relation)} set tblproperties ('{FINGERPRINT}' = '{fingerprint}')"
+        )
         return ""
 
     @available
     def wrote_rows(self, invocation_id: str, relation: BaseRelation) -> bool | None:
-        """Whether this invocation's incremental write of `relation` had rows; None: it made none."""
+        """Whether this invocation's write of `relation` had rows: False also for a table or view it
+        left unchanged; None: this invocation did not materialise it."""
         return self._run.wrote_rows(invocation_id, relation)
 
     @available
@@ -116,7 +115,11 @@ class SparkSessionAdapter(SparkAdapter):
         relation and invocation."""
 
         def query() -> int | None:
-            return self._session().sql(f"select unix_micros(max(built_at)) from {_quoted(relation)}").collect()[0][0]
+            return (
+                self._session()
+                .sql(f"select unix_micros(max(built_at)) from {pending_writes.quoted(relation)}")
+                .collect()[0][0]
+            )
 
         return self._run.newest_built_at(invocation_id, relation, query)
 
@@ -133,7 +136,9 @@ class SparkSessionAdapter(SparkAdapter):
 
     @property
     def _run(self) -> RunState:
-        return self.__dict__.setdefault("_cdc_run_state", RunState())
+        if "_cdc_run_state" not in self.__dict__:
+            self.__dict__.setdefault("_cdc_run_state", RunState())
+        return self.__dict__["_cdc_run_state"]
 
     def _session(self) -> SparkSession:
         credentials: Any = self.config.credentials

@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 HIDDEN_PREFIXES = ("_", ".")
 
 
-def _quoted(relation: Any) -> str:
+def quoted(relation: Any) -> str:
     return f"`{relation.schema}`.`{relation.identifier}`"
 
 
@@ -85,7 +85,7 @@ class TableFiles:
 
 
 def table_location(spark: SparkSession, relation: Any) -> str:
-    rows = spark.sql(f"describe table extended {_quoted(relation)}").collect()
+    rows = spark.sql(f"describe table extended {quoted(relation)}").collect()
     return next(row.data_type for row in rows if row.col_name == "Location")
 
 
@@ -142,8 +142,8 @@ def apply_written(spark: SparkSession, pending: Any, target: Any, partition_by: 
     True if it had rows. One without rows is dropped: Spark writes a file even for no rows (one
     holding the schema), and moved in it would add a file to the table on every run with nothing
     new, which every later read lists."""
-    if spark.table(_quoted(pending)).isEmpty():
-        spark.sql(f"drop table {_quoted(pending)}")
+    if spark.table(quoted(pending)).isEmpty():
+        spark.sql(f"drop table {quoted(pending)}")
         return False
     apply_pending(spark, pending, target, partition_by, replace)
     return True
@@ -153,6 +153,6 @@ def finish(spark: SparkSession, pending: Any, target: Any, partitioned: bool) ->
     """After the moves: the metastore learns the target's new partitions, the session forgets the
     files it listed, and the pending table goes."""
     if partitioned:
-        spark.sql(f"alter table {_quoted(target)} recover partitions")
-    spark.sql(f"refresh table {_quoted(target)}")
-    spark.sql(f"drop table {_quoted(pending)}")
+        spark.sql(f"alter table {quoted(target)} recover partitions")
+    spark.sql(f"refresh table {quoted(target)}")
+    spark.sql(f"drop table {quoted(pending)}")
