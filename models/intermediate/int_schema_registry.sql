@@ -11,7 +11,9 @@
     events, each with the columns and types its message carries).
     Incremental (insert_overwrite, one partition per feed): a run reads the decoded staged rows
     landed since the newest landing it holds for their feed (landed_until), drops the events a
-    staged row delivered before (a lookup of their event ids in the staged rows), aggregates the
+    staged row delivered before (a lookup of their event ids in the staged rows: one scan of every
+    staged row's event_id and landed_at, filtered by the new event ids, broadcast while
+    cdc_may_broadcast allows: nothing of the history is shuffled), aggregates the
     rest per column and type, merges that with the rows it holds for those feeds (counts add up,
     first/last sightings and the key by min/max in source order) and rewrites those feeds.
 -#}
@@ -29,6 +31,7 @@
 {#- The newest landing this model holds per feed (incremental runs). -#}
 {% set held = cdc_held_watermarks(held_until='landed_until', new_rows_of=ref('int_staged_events')) %}
 {% do cdc_skip_write_when_nothing_new(held.new_rows if held is not none else none) %}
+{% set broadcast = cdc_may_broadcast(held.new_rows if held is not none else none) %}
 
 with staged as (
     select * from {{ ref('int_staged_events') }}
@@ -49,7 +52,7 @@ described_events as (
     select
         *,
         {{ cdc_table_key() }} as table_key
-    from ({{ cdc_first_landings('new_rows', 'staged', 'held_until') }}) as first_landings
+    from ({{ cdc_first_landings('new_rows', 'staged', 'held_until', broadcast) }}) as first_landings
 ),
 
 event_columns as (

@@ -15,9 +15,14 @@
     the run time, so re-running on unchanged input gives the same table.
     Incremental (insert_overwrite, one partition per feed): a run reads the landing rows and the
     staged rows landed since the newest it holds for the feed (last_landed_at, staged_until), looks
-    up whether their decoded events were delivered before (their event ids in the staged rows) and
-    the split-update halves of the pair keys new halves join, and adds what is new to the row it
-    holds for each such feed: counts and sums add up, times by min/max, histograms bucket by bucket.
+    up whether their decoded events were delivered before and the split-update halves of the pair
+    keys new halves join, and adds what is new to the row it holds for each such feed: counts and
+    sums add up, times by min/max, histograms bucket by bucket.
+    What it reads: the new landing and staged rows (constant watermarks the Parquet scan applies);
+    the event_id and landed_at of every staged row, and the pair-key columns of every staged split
+    half, each in one scan filtered by the new event ids / pair keys (broadcast, cdc_may_broadcast:
+    nothing of the history is shuffled); the rows it holds for the feeds it rewrites. The new
+    events are aggregated once (event_groups) and every figure is read from that aggregate.
     A run with nothing landed or staged since counts that (constant filters) and runs nothing else.
 -#}
 {{ config(
@@ -67,6 +72,7 @@
     'select coalesce(sum(landed_messages), 0) from (' ~ landed_counts | join(' union all ') ~ ') as landed'
 ) if held_landings is not none else none %}
 {% do cdc_skip_write_when_nothing_new([new_landings, held_stagings.new_rows if held_stagings is not none else none]) %}
+{% set broadcast = cdc_may_broadcast(held_stagings.new_rows if held_stagings is not none else none) %}
 
 
 with landed as (
@@ -133,13 +139,21 @@ new_events as (
     select
         *,
         case when op <> 'UPDATE_BEFORE' then unix_micros(landed_at) - unix_micros(event_ts) end as lag_micros
-    from ({{ cdc_first_landings('new_deliveries', 'decoded', 'held_until') }}) as first_landings
+    from ({{ cdc_first_landings('new_deliveries', 'decoded', 'held_until', broadcast) }}) as first_landings
 ),
 
-event_stats as (
+-- The new events counted once, by feed, lag bucket and (for a split-update half) pair key: every
+-- figure below is read from this one aggregate, so the lookup of earlier deliveries runs once.
+event_groups as (
     select
-        source_name as feed,
+        source_name,
         dialect,
+        held_until,
+        {{ lag_bucket }} as bucket,
+        {%- for column in pair_key[2:] %}
+            case when is_pair_half then {{ column }} end as {{ column }},
+        {%- endfor %}
+        is_pair_half,
         count(*) as message_events,
         count_if(event_kind = 'ROW' and op = 'INSERT') as insert_events,
         count_if(event_kind = 'ROW' and op = 'UPDATE') as unsplit_update_events,
@@ -157,32 +171,60 @@ event_stats as (
         max(case when event_kind = 'HEARTBEAT' then coalesce(event_ts, emitted_ts) end) as last_heartbeat_ts,
         count(lag_micros) as lag_events,
         sum(cast(lag_micros as decimal(38, 0))) as lag_micros_sum,
-        cast(min(lag_micros) / 1000000.0 as decimal(25, 6)) as lag_seconds_min,
-        cast(max(lag_micros) / 1000000.0 as decimal(25, 6)) as lag_seconds_max
-    from new_events
+        min(lag_micros) as lag_micros_min,
+        max(lag_micros) as lag_micros_max
+    from (
+        select
+            *,
+            op in ('UPDATE_BEFORE', 'UPDATE_AFTER') and source_position is not null as is_pair_half
+        from new_events
+    ) as events
+    group by
+        {% for column in pair_key[:2] + ['held_until', 'bucket'] + pair_key[2:] %}{{ column }},
+        {% endfor %}is_pair_half
+),
+
+event_stats as (
+    select
+        source_name as feed,
+        dialect,
+        {%- for column in [
+            'message_events', 'insert_events', 'unsplit_update_events', 'delete_events', 'snapshot_events',
+            'truncate_events', 'split_before_halves', 'split_after_halves', 'ddl_events', 'heartbeat_events',
+            'transaction_events', 'other_events', 'lag_events', 'lag_micros_sum',
+        ] %}
+            sum({{ column }}) as {{ column }},
+        {%- endfor %}
+        min(first_event_ts) as first_event_ts,
+        max(last_event_ts) as last_event_ts,
+        max(last_heartbeat_ts) as last_heartbeat_ts,
+        cast(min(lag_micros_min) / 1000000.0 as decimal(25, 6)) as lag_seconds_min,
+        cast(max(lag_micros_max) / 1000000.0 as decimal(25, 6)) as lag_seconds_max,
+        -- This run's redeliveries are its deliveries less its new events: delivery_counts adds the
+        -- deliveries, the new events are taken off here.
+        -sum(message_events) as redelivered_events
+    from event_groups
     group by source_name, dialect
 ),
 
 delivery_counts as (
     select
-        new_deliveries.source_name as feed,
-        new_deliveries.dialect,
-        count(*) - coalesce(any_value(event_stats.message_events), 0) as redelivered_events
+        source_name as feed,
+        dialect,
+        count(*) as redelivered_events
     from new_deliveries
-    left join event_stats
-        on new_deliveries.source_name = event_stats.feed and new_deliveries.dialect = event_stats.dialect
-    group by new_deliveries.source_name, new_deliveries.dialect
+    group by source_name, dialect
 ),
 
 -- Pair keys that new split-update halves join, with every half of them ever delivered.
 new_pair_keys as (
     select distinct {{ pair_key | join(', ') }}, held_until
-    from new_events
-    where op in ('UPDATE_BEFORE', 'UPDATE_AFTER') and source_position is not null
+    from event_groups
+    where is_pair_half
 ),
 
 pair_halves as (
-    select
+    select {{ cdc_broadcast_keys(['new_pair_keys'], broadcast) }}
         {%- for column in pair_key %}
             decoded.{{ column }},
         {%- endfor %}
@@ -230,11 +272,11 @@ lag_buckets as (
     select
         source_name as feed,
         dialect,
-        {{ lag_bucket }} as bucket,
-        count(*) as events
-    from new_events
-    where lag_micros is not null
-    group by source_name, dialect, {{ lag_bucket }}
+        bucket,
+        sum(lag_events) as events
+    from event_groups
+    where lag_events > 0
+    group by source_name, dialect, bucket
 ),
 
 {% if is_incremental() %}
@@ -278,8 +320,8 @@ parts as (
     ], merged_columns) }}
     union all
     {{ cdc_merge_part('event_stats', [
-        'message_events', 'insert_events', 'unsplit_update_events', 'delete_events', 'snapshot_events',
-        'truncate_events', 'split_before_halves', 'split_after_halves', 'ddl_events', 'heartbeat_events',
+        'redelivered_events', 'message_events', 'insert_events', 'unsplit_update_events', 'delete_events',
+        'snapshot_events', 'truncate_events', 'split_before_halves', 'split_after_halves', 'ddl_events', 'heartbeat_events',
         'transaction_events', 'other_events', 'first_event_ts', 'last_event_ts', 'last_heartbeat_ts',
         'lag_events', 'lag_micros_sum', 'lag_seconds_min', 'lag_seconds_max',
     ], merged_columns) }}
