@@ -321,9 +321,9 @@ parts as (
     union all
     {{ cdc_merge_part('event_stats', [
         'redelivered_events', 'message_events', 'insert_events', 'unsplit_update_events', 'delete_events',
-        'snapshot_events', 'truncate_events', 'split_before_halves', 'split_after_halves', 'ddl_events', 'heartbeat_events',
-        'transaction_events', 'other_events', 'first_event_ts', 'last_event_ts', 'last_heartbeat_ts',
-        'lag_events', 'lag_micros_sum', 'lag_seconds_min', 'lag_seconds_max',
+        'snapshot_events', 'truncate_events', 'split_before_halves', 'split_after_halves', 'ddl_events',
+        'heartbeat_events', 'transaction_events', 'other_events', 'first_event_ts', 'last_event_ts',
+        'last_heartbeat_ts', 'lag_events', 'lag_micros_sum', 'lag_seconds_min', 'lag_seconds_max',
     ], merged_columns) }}
     union all
     {{ cdc_merge_part('delivery_counts', ['redelivered_events'], merged_columns) }}

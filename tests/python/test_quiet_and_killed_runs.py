@@ -1,5 +1,6 @@
-"""Two things an incremental run decides before its main query, on the DataWorks spec's examples
-(tests/fixtures/spec_examples/dataworks_json), built into a schema of their own:
+"""What an incremental run decides before its main query, and what lets its scans skip the
+history, on the DataWorks spec's examples (tests/fixtures/spec_examples/dataworks_json), built
+into a schema of their own:
 
 - A run with nothing new since the last one runs no model query: every incremental model counts
   its new rows when it compiles (none) and its materialization writes nothing (macro
@@ -8,6 +9,8 @@
 - A write a killed run left pending (complete, not yet moved into its table) is applied when the
   next run starts, before any model reads its own table's watermarks: read from the table without
   the killed run's rows, they would make the run stage those rows a second time.
+- Timestamps are written with the Parquet statistics (min/max) a watermark filter skips the files
+  of earlier loads by.
 """
 
 from __future__ import annotations
