@@ -137,7 +137,7 @@ class SparkSessionAdapter(SparkAdapter):
     @property
     def _run(self) -> RunState:
         if "_cdc_run_state" not in self.__dict__:
-            self.__dict__.setdefault("_cdc_run_state", RunState())
+            self.__dict__["_cdc_run_state"] = RunState()
         return self.__dict__["_cdc_run_state"]
 
     def _session(self) -> SparkSession:
