@@ -100,9 +100,10 @@ lint: install
 	$(BIN)/sqlfluff lint --processes 0 $(SQL_DIRS)
 
 # pytest exits 5 when it collected no test: that is a failure too.
-# Two worker processes, one per core: a test spends most of its time in one-threaded dbt and Spark
-# planning, so two run side by side (tests/python/conftest.py says which tests share a worker).
-PYTEST_PARALLEL ?= -n 2 --dist loadgroup
+# One process, one JVM: on the 2-core CI machine two pytest-xdist workers (`PYTEST_PARALLEL="-n 2
+# --dist loadgroup"`) took 1,314 s where one process takes ~820 s. Each worker starts its own JVM,
+# whose JIT compiles the same query code again, and the two fight for the same two cores.
+PYTEST_PARALLEL ?=
 test: install java-check chromium lint
 	@$(BIN)/pytest $(PYTEST_PARALLEL); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; fi; \

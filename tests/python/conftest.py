@@ -93,8 +93,8 @@ def workload() -> dict:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Groups for `make test`'s two pytest-xdist workers (`--dist loadgroup`): a group runs on one
-    worker. Every test that reads the shared workload is in one group, as each worker process would
+    """Groups for pytest-xdist workers (`make test PYTEST_PARALLEL="-n 2 --dist loadgroup"`; `make
+    test` itself runs one process, the Makefile says why): a group runs on one worker. Every test that reads the shared workload is in one group, as each worker process would
     build the workload (four dbt builds) again; any other test goes with its module, whose
     module-scoped fixtures then run once."""
     for item in items:
