@@ -8,7 +8,7 @@ import importlib.util
 from collections.abc import Sequence
 
 # Command modules under cdc_unify.commands, in help order; one not written yet is skipped.
-COMMAND_MODULES = ("generate", "load", "sql", "sql_server", "docs")
+COMMAND_MODULES = ("generate", "load", "rewrite_landing", "sql", "sql_server", "docs")
 
 
 def available_commands() -> list[str]:

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from py4j.protocol import Py4JError
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -399,9 +400,22 @@ class HadoopFiles:
     """The file operations of the commit protocol, on the warehouse's Hadoop file system (local
     folder, HDFS, ...): a rename of one file is atomic there, which is what the protocol needs."""
 
-    def __init__(self, spark: SparkSession, location: str) -> None:
+    def __init__(self, spark: SparkSession, location: str, fs: object | None = None) -> None:
         self._path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path
-        self._fs = self._path(location).getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+        self._spark = spark
+        self._fs = fs or self._path(location).getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+    def raw(self) -> HadoopFiles:
+        """The same files without Hadoop's checksum layer (the local file system keeps a `.crc` beside
+        each file and renames it separately; the raw one renames the data file alone)."""
+        try:
+            return HadoopFiles(self._spark, "", self._fs.getRawFileSystem())
+        except Py4JError:  # not a checksummed file system
+            return self
+
+    def replaced(self, source: str, target: str) -> bool:
+        """Rename `source` onto the existing `target`; False where the file system does not replace."""
+        return bool(self._fs.rename(self._path(source), self._path(target))) and not self.exists(source)
 
     def exists(self, location: str) -> bool:
         return bool(self._fs.exists(self._path(location)))
@@ -517,6 +531,92 @@ def recover_loads(spark: SparkSession) -> list[str]:
         for name in (LEDGER_TABLE, *(landing_table(dialect) for dialect in DIALECTS)):
             spark.catalog.refreshTable(name)
     return done
+
+
+REWRITES_DIR = "_timestamp_rewrites"
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One landing file whose timestamps Parquet stores as INT96 (and keeps no min/max for)."""
+
+    table: str
+    path: str
+    columns: tuple[str, ...]
+
+
+def int96_columns(spark: SparkSession, path: str) -> tuple[str, ...]:
+    """The columns of a Parquet file stored as INT96, from its footer alone."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    source = jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(jvm.org.apache.hadoop.fs.Path(path), conf)
+    reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(source)
+    try:
+        columns = reader.getFooter().getFileMetaData().getSchema().getColumns()
+        return tuple(
+            ".".join(column.getPath())
+            for column in columns
+            if column.getPrimitiveType().getPrimitiveTypeName().name() == "INT96"
+        )
+    finally:
+        reader.close()
+
+
+def int96_landing_files(spark: SparkSession) -> list[Rewrite]:
+    """Every data file of the landing tables (loads, and files an ingestion job wrote) with INT96
+    timestamps: an incremental staging run cannot skip them by `landed_at`, so reads them whole."""
+    create_landing_tables(spark)
+    found = []
+    for dialect in DIALECTS:
+        table = landing_table(dialect)
+        location = table_location(spark, table)
+        for name in HadoopFiles(spark, location).children(location):
+            if name.endswith(".parquet") and not name.startswith((".", "_")):
+                columns = int96_columns(spark, f"{location}/{name}")
+                if columns:
+                    found.append(Rewrite(table, f"{location}/{name}", columns))
+    return found
+
+
+def rewrite_timestamps(spark: SparkSession, rewrite: Rewrite) -> int:
+    """Write the file again with the session's TIMESTAMP_MICROS and put it in the old one's place
+    under the same name (the load ledger names it); return its rows.
+
+    The new file replaces the old by one rename, which the local file system does atomically: at
+    every instant the table holds one of the two, so a killed rewrite loses and doubles nothing.
+    Both files' checksums go first, so no old checksum is ever paired with the new data. A file
+    system whose rename does not replace (HDFS) refuses, and the table is left as it was."""
+    places = Places.of(spark)
+    stage = f"{places.loads.rsplit('/', 1)[0]}/{REWRITES_DIR}/{uuid.uuid4().hex}"
+    fs = places.fs.raw()
+    old = spark.read.parquet(rewrite.path)
+    try:
+        write_single_file(old, stage)
+        new = staged_file(fs, stage)
+        rows, written = old.count(), spark.read.parquet(new).count()
+        if rows != written:
+            raise LandingError(f"{rewrite.path}: the rewritten file has {written} rows, not {rows}; left as it was")
+        if int96_columns(spark, new):
+            raise LandingError(
+                f"{rewrite.path}: the session writes INT96 (spark.sql.parquet.outputTimestampType); left as it was"
+            )
+        for path in (new, rewrite.path):
+            fs.delete(checksum_file(path))
+        if not fs.replaced(new, rewrite.path):
+            raise LandingError(
+                f"{rewrite.path}: this file system does not replace a file by rename; left as it was "
+                "(rewrite it with a Spark job that writes TIMESTAMP_MICROS)"
+            )
+    finally:
+        fs.delete(stage)
+    spark.catalog.refreshTable(rewrite.table)
+    return rows
+
+
+def checksum_file(path: str) -> str:
+    """Where Hadoop's local file system keeps a file's checksum."""
+    folder, name = path.rsplit("/", 1)
+    return f"{folder}/.{name}.crc"
 
 
 def pause_point(name: str) -> None:

@@ -472,3 +472,50 @@ def test_a_ledger_from_before_offsets_is_migrated_and_continues_after_the_landed
     assert [(e["first_offset"], e["end_offset"]) for e in entries] == [(6, 9)]
     rows = landed(spark, "canal_json", feed)
     assert [row["offset"] for row in rows] == [0, 1, 2, 3, 4, 5, 6, 8]
+
+
+def local_path(uri: str) -> str:
+    """`file:/x` and `file:///x` (Hadoop and Spark spell a local file either way) as `/x`."""
+    return "/" + uri.removeprefix("file:").lstrip("/")
+
+
+def feed_files(spark, dialect: str, feed: str) -> set[str]:
+    rows = spark.table(f"{LANDING_SCHEMA}.{dialect}").where(f"feed = '{feed}'").selectExpr("input_file_name() as f")
+    return {local_path(row.f) for row in rows.distinct().collect()}
+
+
+@pytest.mark.spark
+def test_rewrite_landing_writes_int96_files_again_as_micros_with_the_same_rows_and_names(spark, tmp_path, feed, capsys):
+    """Files landed before the session wrote TIMESTAMP_MICROS have no min/max for landed_at; the
+    command writes them again, and a second run finds nothing."""
+    path = tmp_path / "old.jsonl"
+    path.write_bytes(JSONL)
+    setting = "spark.sql.parquet.outputTimestampType"
+    previous = spark.conf.get(setting)
+    spark.conf.set(setting, "INT96")
+    try:
+        landing.write_load(spark, prepare_load("canal_json", feed, [path]), landed_at=LANDED_AT)
+    finally:
+        spark.conf.set(setting, previous)
+    files = feed_files(spark, "canal_json", feed)
+    rows = landed(spark, "canal_json", feed)
+    found = {(local_path(rewrite.path), rewrite.columns) for rewrite in landing.int96_landing_files(spark)}
+    assert {path for path, _ in found} == files and {columns for _, columns in found} == {("timestamp", "landed_at")}
+
+    assert main(["rewrite-landing", "--dry-run"]) == 0
+    assert "would rewrite 1 file of the landing tables" in capsys.readouterr().out
+    assert {local_path(rewrite.path) for rewrite in landing.int96_landing_files(spark)} == files
+
+    assert main(["rewrite-landing"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == f"rewrote {len(rows)} rows in 1 file of the landing tables", out
+    assert feed_files(spark, "canal_json", feed) == files
+    assert landed(spark, "canal_json", feed) == rows
+    assert landing.int96_landing_files(spark) == []
+    for file in files:
+        metadata = pq.read_metadata(file)
+        landed_at = metadata.row_group(0).column(metadata.schema.names.index("landed_at"))
+        assert landed_at.statistics.has_min_max and landed_at.statistics.max == LANDED_AT
+
+    assert main(["rewrite-landing"]) == 0
+    assert capsys.readouterr().out.strip() == "no landing file stores timestamps as INT96: nothing to rewrite"
