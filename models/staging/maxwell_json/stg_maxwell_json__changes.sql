@@ -47,6 +47,7 @@ classified as (
         maxwell_type in ('bootstrap-start', 'bootstrap-complete') as is_bootstrap_marker,
         maxwell_type like 'table-%' as names_table,
         {#- Rows carry `ts` in seconds; DDL (DDLMap) in milliseconds, as in the dataformat page's samples. -#}
+        
         case when ts_text rlike '^-?[0-9]{1,15}$' then cast(ts_text as bigint) end as ts_number,
         regexp_extract(position_text, '^(.*):([0-9]{1,18})$', 1) as binlog_file,
         try_cast(regexp_extract(position_text, '^(.*):([0-9]{1,18})$', 2) as bigint) as binlog_offset,
@@ -66,14 +67,14 @@ keyed_by_kafka as (
             when row_op is null then cast(null as array<string>)
             when key_text rlike '^\\s*\\{'
                 then transform(
-                    filter(map_keys(from_json(key_text, 'map<string, string>')), k -> startswith(k, 'pk.')),
-                    k -> substr(k, 4)
-                )
+                        filter(map_keys(from_json(key_text, 'map<string, string>')), k -> startswith(k, 'pk.')),
+                        k -> substr(k, 4)
+                    )
             when key_text rlike '^\\s*\\['
                 then transform(
-                    try_variant_get(try_parse_json(key_text), '$[2]', 'array<map<string, variant>>'),
-                    pk -> map_keys(pk)[0]
-                )
+                        try_variant_get(try_parse_json(key_text), '$[2]', 'array<map<string, variant>>'),
+                        pk -> map_keys(pk)[0]
+                    )
         end as kafka_key_names
     from classified
 ),
@@ -85,9 +86,9 @@ key_columns as (
             when message_key_columns is not null then message_key_columns
             when size(kafka_key_names) > 0
                 then transform(
-                    kafka_key_names,
-                    k -> coalesce(element_at(filter(map_keys(data_struct), c -> lower(c) = lower(k)), 1), k)
-                )
+                        kafka_key_names,
+                        k -> coalesce(element_at(filter(map_keys(data_struct), c -> lower(c) = lower(k)), 1), k)
+                    )
             when is_ddl and names_table then ddl_key_columns
         end as found_key_columns
     from keyed_by_kafka
@@ -255,6 +256,7 @@ decoded as (
         {#- Binlog file index * 2^32 + offset, then the row's place in its transaction: Maxwell gives
             the rows of one binlog event one position, numbers them with xoffset and leaves xoffset
             off the transaction's last row (commit: true), which sorts after the others. -#}
+        
         case
             when binlog_offset is not null
                 then (
