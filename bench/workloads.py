@@ -1,6 +1,6 @@
 """Benchmark workloads: which dialects, how many messages, generated once and kept for reuse.
 
-A workload spec is `DIALECTS:SIZE`: `mixed:1M` = about a million messages over all 11 dialects
+A workload spec is `DIALECTS:SIZE`: `mixed:1M` = about a million messages over all dialects
 (the same simulated source workload encoded by each), `canal_json:1M` = about a million messages
 of one dialect.  The generator counts row changes (events), not messages; a small probe run
 measures messages per event so the requested message count is met closely.

@@ -140,6 +140,7 @@
         'epoch_seconds': ['oms_default_json', 'oms_shareplex_json'],
         'zone_id_wall_clock': ['oms_default_json', 'oms_shareplex_json'],
         'source_wall_clock': ['ckafka_json'],
+        'utc_wall_clock': ['maxwell_json'],
         'instant_for_wall_clock': ['dataworks_json'],
         'connect_schemaless': ['debezium_json'],
     }) }}
@@ -290,7 +291,7 @@
         Debezium's ZonedTimestamp); OMS Default / SharePlex epoch seconds `1550578552.528641` and
         zoned values as `wall clock zone` (`2020-11-25 00:01:02.5 Asia/Shanghai`); CKafka's
         zone-less source wall clock, read in the var source_time_zone (in a DST overlap the
-        earlier instant: the text cannot say which).
+        earlier instant: the text cannot say which); Maxwell's zone-less UTC wall clock.
     -#}
     {%- set iso = "'^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9]{2}:[0-9]{2})$'" -%}
     {%- set wall = "'^(?!0000)[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]+)?'" -%}
@@ -303,6 +304,8 @@
             then try_cast({{ text }} as timestamp)
         when {{ cdc_typed_sends('source_wall_clock', dialect) }} and {{ text }} rlike concat({{ wall }}, '$')
             then try_cast(concat({{ text }}, ' ', {{ cdc_string_literal(var('source_time_zone')) }}) as timestamp)
+        when {{ cdc_typed_sends('utc_wall_clock', dialect) }} and {{ text }} rlike concat({{ wall }}, '$')
+            then try_cast(concat({{ text }}, ' UTC') as timestamp)
     end
 {%- endmacro %}
 

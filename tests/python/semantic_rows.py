@@ -11,6 +11,7 @@ send such text (`AS_SENT`); anywhere else it is a mismatch.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import re
 from decimal import Decimal, InvalidOperation
@@ -27,8 +28,11 @@ ADDED_COLUMNS = {"dataworks_json": {"#alibaba_rds_row_id#"}, "oms_dataworks_json
 # wall clock in the dbt var source_time_zone, default below) and instants arrive as ms instants.
 MILLISECOND_INSTANTS = frozenset({"dataworks_json"})
 SOURCE_TIME_ZONE = ZoneInfo("Asia/Shanghai")
-# Dialects whose format has no TRUNCATE message (generator docs, spec 003 for SharePlex).
-NO_TRUNCATE = frozenset({"oms_shareplex_json"})
+# Dialects whose format has no TRUNCATE message (generator docs, spec 003 for SharePlex; Maxwell sends
+# schema changes only).
+NO_TRUNCATE = frozenset({"oms_shareplex_json", "maxwell_json"})
+# Dialects that send TIMESTAMP as the UTC wall clock (Maxwell: compat.md).
+UTC_WALL_CLOCK = frozenset({"maxwell_json"})
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _ZONED = re.compile(r"^(\S+?)(?:\[([^\]]+)\])?$")
@@ -143,6 +147,14 @@ def _to_micros(days: int, hours: int, minutes: int, seconds: Decimal) -> int:
     return int((((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1_000_000)
 
 
+def _json_document(text: str) -> Any:
+    """A JSON document, numbers as exact decimals."""
+    try:
+        return json.loads(text, parse_float=Decimal)
+    except ValueError:
+        raise Unreadable(text) from None
+
+
 READERS = {
     "boolean": _boolean,
     "tinyint": _integer,
@@ -158,6 +170,8 @@ READERS = {
     "zoned_datetime": _zoned,
     "interval_ym": _months,
     "interval_ds": _micros,
+    # Embedded JSON (Maxwell) arrives re-serialised: the same document, by value.
+    "json": _json_document,
 }
 
 
@@ -191,6 +205,11 @@ def same_value(logical_type: str, got: str | None, want: str | None, dialect: st
     if dialect in MILLISECOND_INSTANTS and base in ("date", "datetime", "timestamp", "zoned_datetime"):
         try:
             return _millisecond_instant(base, got, want)
+        except Unreadable:
+            return False
+    if dialect in UTC_WALL_CLOCK and base == "timestamp":
+        try:
+            return _datetime(got).replace(tzinfo=dt.UTC) == _instant(want)
         except Unreadable:
             return False
     if base in ("float", "double"):

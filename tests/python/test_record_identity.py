@@ -90,7 +90,7 @@ def staged_with_colliding_coordinates() -> dict[str, dict[str, Any]]:
     """Per dialect, three copies of every message at colliding coordinates: load 1 holds two files
     at offsets 0.. (bad then good, and good then bad: different content at each offset, the same
     content at other offsets), load 2 the first file again (same content, same coordinates).
-    All 11 staging models are built in one dbt run."""
+    All staging models are built in one dbt run."""
     from harness import _land, run_dbt, spark_session
 
     cases = {dialect: _dialect_case(dialect) for dialect in DIALECTS}

@@ -36,6 +36,10 @@ from semantic_rows import same_row, same_value, unmatched
         ("date", "2039-09-07T16:00:00Z", "2039-09-08", "dataworks_json"),
         # Debezium without `schema`: a base64 decimal nobody can read is the dialect's text as sent.
         ("decimal(12,2)", "UefX", "9415.27", "debezium_json"),
+        # Maxwell: TIMESTAMP as the UTC wall clock, embedded JSON re-serialised (keys sorted).
+        ("timestamp", "2022-11-18 13:49:53.275640", "2022-11-18T13:49:53.27564Z", "maxwell_json"),
+        ("json", '{"a":1,"b":[2.5,"x"]}', '{"b": [2.50, "x"], "a": 1}', "maxwell_json"),
+        ("decimal(38,10)", "0E-10", "0.0000000000", "maxwell_json"),
     ],
 )
 def test_same_meaning_in_another_spelling_matches(logical_type: str, got: str, want: str, dialect: str) -> None:
@@ -56,6 +60,10 @@ def test_same_meaning_in_another_spelling_matches(logical_type: str, got: str, w
         # A typed dialect must send canonical text: unreadable text is a mismatch there.
         ("decimal(12,2)", "UefX", "9415.27", "canal_json"),
         ("date", "-9257", "1944-08-26", "oms_canal_json"),
+        # The Shanghai wall clock of that instant is not Maxwell's UTC wall clock.
+        ("timestamp", "2022-11-18 21:49:53.275640", "2022-11-18T13:49:53.27564Z", "maxwell_json"),
+        ("json", '{"a":1,"b":[2.5]}', '{"a": 1, "b": [2.6]}', "maxwell_json"),
+        ("json", '{"a":"1"}', '{"a": 1}', "maxwell_json"),
     ],
 )
 def test_different_values_do_not_match(logical_type: str, got: str | None, want: str, dialect: str) -> None:

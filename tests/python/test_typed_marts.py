@@ -338,6 +338,9 @@ DIALECT_CASTS = [
     # A wall clock of the hour Shanghai repeated on 1990-09-16: the earlier instant.
     ("1990-09-16 01:30:00", "ckafka_json", "timestamp", "timestamp", None, _shanghai_fold0("1990-09-16 01:30:00")),
     ("2024-01-01 08:00:00.5", "oms_default_json", "timestamp", "timestamp", None, None),  # OMS sends epoch seconds
+    # Maxwell's TIMESTAMP is the UTC wall clock, whatever source_time_zone says.
+    ("2016-10-21 05:33:37.523000", "maxwell_json", "timestamp", "timestamp", None, 1477028017523000),
+    ("2016-10-21 05:33:37.523000", "canal_json", "timestamp", "timestamp", None, None),
     (
         "2020-11-25T00:01:02.012345+08:00[Asia/Shanghai]",
         "ckafka_json",
