@@ -10,10 +10,10 @@ import argparse
 import dataclasses
 import hashlib
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cdc_unify.commands import run_on_warehouse
 from cdc_unify.contract import DIALECTS
 
 if TYPE_CHECKING:
@@ -204,42 +204,28 @@ def land(spark: SparkSession, load: PreparedLoad, allow_duplicates: bool, skip: 
 
 
 def run(args: argparse.Namespace) -> int:
-    # Imported here so `cdc-unify --help` and the other commands do not pay for PySpark.
-    from py4j.protocol import Py4JError
-    from pyspark.errors import PySparkException
-
-    from cdc_unify.commands.sql import exc_message, java_message
-    from cdc_unify.landing import LandingError, prepare_load, recover_loads
-    from cdc_unify.spark import WarehouseInUse, get_spark
-
-    try:
-        # Validation first: a bad command fails without starting Spark.
-        plan = planned_loads(args)
-        if args.generated is None:
-            loads = [prepare_load(p.dialect, p.feed, p.paths) for p in plan]
-        else:
-            for planned in plan:
-                check_generated(planned)
-            loads = (prepare_load(p.dialect, p.feed, p.paths) for p in plan)  # read one load at a time
-        spark = get_spark(warehouse=args.warehouse)
-        for done in recover_loads(spark):  # a killed load's leftovers, before the ledger is read
-            print(done)
-        loaded = loaded_files(spark)
-        check_one_dialect_per_feed(plan, loaded)
-        skip = loaded if args.skip_loaded else None
-        if skip is not None and args.generated is not None:
-            check_no_other_files(plan, skip)
-        for load in loads:
-            land(spark, load, args.allow_duplicates, skip)
-    except (LandingError, WarehouseInUse) as exc:
-        return fail(str(exc))
-    except PySparkException as exc:
-        return fail(exc_message(exc))
-    except Py4JError as exc:
-        return fail(java_message(exc))
-    return 0
+    return run_on_warehouse("load", lambda: land_planned(args))
 
 
-def fail(message: str) -> int:
-    print(f"cdc-unify load: error: {message}", file=sys.stderr)
-    return 1
+def land_planned(args: argparse.Namespace) -> None:
+    from cdc_unify.landing import prepare_load, recover_loads
+    from cdc_unify.spark import get_spark
+
+    # Validation first: a bad command fails without starting Spark.
+    plan = planned_loads(args)
+    if args.generated is None:
+        loads = [prepare_load(p.dialect, p.feed, p.paths) for p in plan]
+    else:
+        for planned in plan:
+            check_generated(planned)
+        loads = (prepare_load(p.dialect, p.feed, p.paths) for p in plan)  # read one load at a time
+    spark = get_spark(warehouse=args.warehouse)
+    for done in recover_loads(spark):  # a killed load's leftovers, before the ledger is read
+        print(done)
+    loaded = loaded_files(spark)
+    check_one_dialect_per_feed(plan, loaded)
+    skip = loaded if args.skip_loaded else None
+    if skip is not None and args.generated is not None:
+        check_no_other_files(plan, skip)
+    for load in loads:
+        land(spark, load, args.allow_duplicates, skip)

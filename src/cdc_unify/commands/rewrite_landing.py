@@ -8,7 +8,8 @@ before this project set it, 2026-11-26): an incremental staging run skips a land
 from __future__ import annotations
 
 import argparse
-import sys
+
+from cdc_unify.commands import run_on_warehouse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,39 +31,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Imported here so `cdc-unify --help` and the other commands do not pay for PySpark.
-    from py4j.protocol import Py4JError
-    from pyspark.errors import PySparkException
-
-    from cdc_unify.commands.sql import exc_message, java_message
-    from cdc_unify.landing import LandingError, int96_landing_files, rewrite_timestamps
-    from cdc_unify.spark import WarehouseInUse, get_spark
-
-    try:
-        spark = get_spark(warehouse=args.warehouse)
-        found = int96_landing_files(spark)
-        if not found:
-            print("no landing file stores timestamps as INT96: nothing to rewrite")
-            return 0
-        rows = 0
-        for number, rewrite in enumerate(found, 1):
-            what = f"[{number}/{len(found)}] {rewrite.path} (INT96: {', '.join(rewrite.columns)})"
-            if args.dry_run:
-                print(what)
-                continue
-            rows += rewrite_timestamps(spark, rewrite)
-            print(f"{what}: rewritten", flush=True)
-        verb = "would rewrite" if args.dry_run else f"rewrote {rows} rows in"
-        print(f"{verb} {len(found)} file{'s' if len(found) != 1 else ''} of the landing tables")
-    except (LandingError, WarehouseInUse) as exc:
-        return fail(str(exc))
-    except PySparkException as exc:
-        return fail(exc_message(exc))
-    except Py4JError as exc:
-        return fail(java_message(exc))
-    return 0
+    return run_on_warehouse("rewrite-landing", lambda: rewrite(args))
 
 
-def fail(message: str) -> int:
-    print(f"cdc-unify rewrite-landing: error: {message}", file=sys.stderr)
-    return 1
+def rewrite(args: argparse.Namespace) -> None:
+    from cdc_unify.landing import int96_landing_files, rewrite_timestamps
+    from cdc_unify.spark import get_spark
+
+    spark = get_spark(warehouse=args.warehouse)
+    found = int96_landing_files(spark)
+    if not found:
+        print("no landing file stores timestamps as INT96: nothing to rewrite")
+        return
+    rows = 0
+    for number, rewrite in enumerate(found, 1):
+        what = f"[{number}/{len(found)}] {rewrite.path} (INT96: {', '.join(rewrite.columns)})"
+        if args.dry_run:
+            print(what)
+            continue
+        rows += rewrite_timestamps(spark, rewrite)
+        print(f"{what}: rewritten", flush=True)
+    verb = "would rewrite" if args.dry_run else f"rewrote {rows} rows in"
+    print(f"{verb} {len(found)} file{'s' if len(found) != 1 else ''} of the landing tables")
