@@ -20,6 +20,7 @@
         'oms_canal_json',
         'oms_dataworks_json',
         'oms_shareplex_json',
+        'ogg_json',
     ])) }}
 {%- endmacro %}
 

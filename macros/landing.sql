@@ -34,6 +34,7 @@
         "oms_canal_json",
         "oms_dataworks_json",
         "oms_shareplex_json",
+        "ogg_json",
     ] -%}
     {%- if execute -%}
         {%- do run_query("create schema if not exists `landing`") -%}

@@ -19,6 +19,7 @@ DIALECTS: tuple[str, ...] = (
     "oms_canal_json",
     "oms_dataworks_json",
     "oms_shareplex_json",
+    "ogg_json",
 )
 
 # (name, Spark SQL type) in the order every staging model selects them.
