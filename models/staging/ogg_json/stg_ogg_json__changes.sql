@@ -177,7 +177,7 @@ decoded as (
         after_image['values'] as after,  -- noqa: RF04
         {#- A column flagged _isMissing makes its image partial. Nothing else marks a compressed update:
             its after image is always taken as partial (folding a complete one onto the row changes
-            nothing), its before image when it has fewer columns than the after image (keys only). -#}
+            nothing), its before image when it has fewer columns than the after image (keys only). #}
         case
             when before_image_columns is not null
                 then size(before_missing) > 0
