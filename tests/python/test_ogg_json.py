@@ -158,7 +158,7 @@ def _fixtures() -> list[tuple[bytes, dict[str, Any]]]:
 def _replayed(message: EncodedMessage) -> bytes:
     """The same operation formatted again from the trail: only current_ts differs."""
     doc = json.loads(message.value)
-    doc["current_ts"] = "2099-01-01T00:00:00.000000"
+    doc["current_ts"] = "2099-06-01T00:00:00.000000"
     return json.dumps(doc, separators=(",", ":")).encode()
 
 

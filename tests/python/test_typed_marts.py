@@ -339,6 +339,14 @@ DIALECT_CASTS = [
     ("1990-09-16 01:30:00", "ckafka_json", "timestamp", "timestamp", None, _shanghai_fold0("1990-09-16 01:30:00")),
     ("2024-01-01 08:00:00.5", "oms_default_json", "timestamp", "timestamp", None, None),  # OMS sends epoch seconds
     (
+        "2024-01-01 08:00:00.500000",
+        "ogg_json",
+        "timestamp",
+        "timestamp",
+        None,
+        _shanghai_fold0("2024-01-01 08:00:00.5"),
+    ),
+    (
         "2020-11-25T00:01:02.012345+08:00[Asia/Shanghai]",
         "ckafka_json",
         "timestamp",

@@ -125,8 +125,10 @@ checked as (
             when current_ts_text is not null and formatted_ts is null
                 then concat('current_ts ', current_ts_text, ' is not YYYY-MM-DD[T]HH:MM:SS[.ffffff]')
             when pos is not null and pos_number is null then concat('pos ', pos, ' is not a trail position (digits)')
-            when before_nested != '' then concat('before values are JSON objects/arrays, not column values: ', before_nested)
-            when after_nested != '' then concat('after values are JSON objects/arrays, not column values: ', after_nested)
+            when before_nested != ''
+                then concat('before values are JSON objects/arrays, not column values: ', before_nested)
+            when after_nested != ''
+                then concat('after values are JSON objects/arrays, not column values: ', after_nested)
         end as pre_error_detail
     from image_values
 ),
@@ -180,11 +182,12 @@ decoded as (
             nothing), its before image when it has fewer columns than the after image (keys only). #}
         case
             when before_image_columns is not null
-                then size(before_missing) > 0
-                or (
-                    row_op = 'UPDATE' and after_image_columns is not null
-                    and size(array_except(map_keys(after_image_columns), map_keys(before_image_columns))) > 0
-                )
+                then
+                    size(before_missing) > 0
+                    or (
+                        row_op = 'UPDATE' and after_image_columns is not null
+                        and size(array_except(map_keys(after_image_columns), map_keys(before_image_columns))) > 0
+                    )
         end as before_is_partial,
         case
             when after_image_columns is not null then size(after_missing) > 0 or row_op = 'UPDATE'
