@@ -170,7 +170,8 @@ decoded as (
         case when size(name_parts) = 3 then name_parts[1] end as schema_name,  -- noqa: RF04
         element_at(name_parts, -1) as table_name,  -- noqa: RF04
         coalesce(primary_keys, cast(array() as array<string>)) as primary_key_columns,
-        case when primary_keys is not null then 'message' else 'none' end as primary_key_source,
+        {#- `[]` (a keyless table) names no key, like an absent primary_keys -#}
+        case when size(primary_keys) > 0 then 'message' else 'none' end as primary_key_source,
         case
             when row_op != 'TRUNCATE'
                 then {{ cdc_primary_key('primary_keys', "before_image['values']", "after_image['values']") }}

@@ -24,8 +24,9 @@ documentation is silent or leaves it to configuration (docs/dialects/ogg_json.md
   everything else a JSON string in MySQL's text form (ckafka_value_text: bytes as base64, TIMESTAMP
   as the source wall clock);
 - a trail file holds TRAIL_FILE_BYTES bytes; each operation advances the RBA by its JSON length.
-The Kafka key is the primary key values joined by `|` (the handler's `${primaryKeys}` template),
-null for a truncate; messages are partitioned by that key.
+The Kafka key is the primary key values joined by `|` (standing in for the handler's
+`${primaryKeys}` key template, whose exact rendering the documentation does not fix), null for a
+truncate; messages are partitioned by table and that key.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ class OggJsonEncoder(Encoder):
             "schema_name": None,
             "table_name": schema.table,
             "primary_key_columns": list(schema.primary_key),
-            "primary_key_source": "message",
+            "primary_key_source": "message" if schema.primary_key else "none",
             "primary_key": key_json(key_texts) if key_texts and op_type != "T" else None,
             "before": before_texts,
             "after": after_texts,
