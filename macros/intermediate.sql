@@ -21,6 +21,7 @@
         'oms_dataworks_json',
         'oms_shareplex_json',
         'maxwell_json',
+        'ogg_json',
     ])) }}
 {%- endmacro %}
 

@@ -35,6 +35,7 @@
         "oms_dataworks_json",
         "oms_shareplex_json",
         "maxwell_json",
+        "ogg_json",
     ] -%}
     {%- if execute -%}
         {%- do run_query("create schema if not exists `landing`") -%}

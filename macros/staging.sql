@@ -26,10 +26,10 @@
 
 {% macro cdc_canonical_image(dialect, values, source_types) -%}
     {#- An image in canonical text: struct<values, types, error>. Dialects that send no column types
-        (CKafka format one, OMS Default, SharePlex, Maxwell) keep every value as sent and type it `string`
-        (docs/staged-contract.md): plain SQL, as a Python round trip would change nothing. The
-        others run the dialect's Python decoder over Arrow batches (cdc_unify.udfs). -#}
-    {%- if dialect in ('ckafka_json', 'oms_default_json', 'oms_shareplex_json', 'maxwell_json') %}
+        (CKafka format one, OMS Default, SharePlex, Maxwell, GoldenGate JSON) keep every value as sent and
+        type it `string` (docs/staged-contract.md): plain SQL, as a Python round trip would change nothing.
+        The others run the dialect's Python decoder over Arrow batches (cdc_unify.udfs). -#}
+    {%- if dialect in ('ckafka_json', 'oms_default_json', 'oms_shareplex_json', 'maxwell_json', 'ogg_json') %}
     transform(
         array({{ values }}),
         image -> named_struct(

@@ -139,7 +139,7 @@
     {{ return({
         'epoch_seconds': ['oms_default_json', 'oms_shareplex_json'],
         'zone_id_wall_clock': ['oms_default_json', 'oms_shareplex_json'],
-        'source_wall_clock': ['ckafka_json'],
+        'source_wall_clock': ['ckafka_json', 'ogg_json'],
         'utc_wall_clock': ['maxwell_json'],
         'instant_for_wall_clock': ['dataworks_json'],
         'connect_schemaless': ['debezium_json'],

@@ -20,6 +20,7 @@ DIALECTS: tuple[str, ...] = (
     "oms_dataworks_json",
     "oms_shareplex_json",
     "maxwell_json",
+    "ogg_json",
 )
 
 # (name, Spark SQL type) in the order every staging model selects them.

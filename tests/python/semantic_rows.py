@@ -21,7 +21,9 @@ from zoneinfo import ZoneInfo
 Row = dict[str, str | None]
 
 # Dialects whose messages may carry values in a form only their (absent) schema explains.
-AS_SENT = frozenset({"ckafka_json", "debezium_json", "oms_default_json", "oms_shareplex_json", "dataworks_json"})
+AS_SENT = frozenset(
+    {"ckafka_json", "debezium_json", "oms_default_json", "oms_shareplex_json", "dataworks_json", "ogg_json"}
+)
 # Columns a dialect adds to every image that the source table does not have.
 ADDED_COLUMNS = {"dataworks_json": {"#alibaba_rds_row_id#"}, "oms_dataworks_json": {"#alibaba_rds_row_id#"}}
 # DataWorks' only time type is DATE, epoch milliseconds (spec 001): dates, datetimes (the source

@@ -342,6 +342,14 @@ DIALECT_CASTS = [
     ("2016-10-21 05:33:37.523000", "maxwell_json", "timestamp", "timestamp", None, 1477028017523000),
     ("2016-10-21 05:33:37.523000", "canal_json", "timestamp", "timestamp", None, None),
     (
+        "2024-01-01 08:00:00.500000",
+        "ogg_json",
+        "timestamp",
+        "timestamp",
+        None,
+        _shanghai_fold0("2024-01-01 08:00:00.5"),
+    ),
+    (
         "2020-11-25T00:01:02.012345+08:00[Asia/Shanghai]",
         "ckafka_json",
         "timestamp",
