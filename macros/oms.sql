@@ -116,10 +116,7 @@ checked as (
     select
         *,
         case
-            when value is null then null
-            when not is_utf8 then 'invalid_utf8'
-            when not is_json then 'invalid_json'
-            when message is null then 'wrong_shape'
+            {{ cdc_document_errors('code') }}
             when not {{ cdc_json_present("message['recordType']") }} then 'missing_field'
             when record_type not in ('INSERT', 'UPDATE', 'DELETE', 'ROW', 'DDL', 'HEARTBEAT') then 'unknown_op'
             when not {{ cdc_json_present('meta_json') }} then 'missing_field'
@@ -144,10 +141,7 @@ checked as (
             when needs_after and post_nested != '' then 'invalid_value'
         end as pre_error_code,
         case
-            when value is null then null
-            when not is_utf8 then 'the value is not valid UTF-8'
-            when not is_json then 'the value is not valid JSON (RFC 8259; duplicate keys are rejected too)'
-            when message is null then 'the JSON value is not an object'
+            {{ cdc_document_errors('detail') }}
             when not {{ cdc_json_present("message['recordType']") }} then 'recordType is missing'
             when record_type not in ('INSERT', 'UPDATE', 'DELETE', 'ROW', 'DDL', 'HEARTBEAT')
                 then concat('recordType ', record_type, ' is not INSERT, UPDATE, DELETE, ROW, DDL or HEARTBEAT')

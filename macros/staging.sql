@@ -139,6 +139,21 @@ json_documents as (
 )
 {%- endmacro %}
 
+{% macro cdc_document_errors(part) -%}
+    {#- The first arms of a JSON staging model's quarantine `case` (cdc_json_documents' columns): no
+        error for a tombstone, then what stops the value being a JSON object at all. `part` is
+        'code' (the error code) or 'detail' (its text); the model's own checks follow. -#}
+    {%- set arms = [
+        ('value is null', none, none),
+        ('not is_utf8', 'invalid_utf8', 'the value is not valid UTF-8'),
+        ('not is_json', 'invalid_json', 'the value is not valid JSON (RFC 8259; duplicate keys are rejected too)'),
+        ('message is null', 'wrong_shape', 'the JSON value is not an object'),
+    ] %}
+    {%- for condition, code, detail in arms %}
+        when {{ condition }} then {{ "null" if code is none else "'" ~ (code if part == 'code' else detail) ~ "'" }}
+    {%- endfor %}
+{%- endmacro %}
+
 {% macro cdc_json_present(variant) -%}
     {#- The field is in the message and not JSON null. -#}
     ({{ variant }} is not null and not is_variant_null({{ variant }}))

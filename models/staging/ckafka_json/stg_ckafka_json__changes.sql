@@ -85,10 +85,7 @@ checked as (
     select
         *,
         case
-            when value is null then null
-            when not is_utf8 then 'invalid_utf8'
-            when not is_json then 'invalid_json'
-            when message is null then 'wrong_shape'
+            {{ cdc_document_errors('code') }}
             when not is_format_one and not is_canal then 'missing_field'
             when is_format_one and not {{ cdc_json_present("message['TYPE']") }} then 'missing_field'
             when is_format_one and row_op is null then 'unknown_op'
@@ -113,10 +110,7 @@ checked as (
             when not is_format_one and ts_text is not null and ts_timestamp is null then 'invalid_timestamp'
         end as pre_error_code,
         case
-            when value is null then null
-            when not is_utf8 then 'the value is not valid UTF-8'
-            when not is_json then 'the value is not valid JSON (RFC 8259; duplicate keys are rejected too)'
-            when message is null then 'the JSON value is not an object'
+            {{ cdc_document_errors('detail') }}
             when not is_format_one and not is_canal
                 then 'neither TYPE (format one DML) nor type (Canal-shaped DDL) is present'
             when is_format_one and not {{ cdc_json_present("message['TYPE']") }} then 'TYPE is null'

@@ -78,10 +78,7 @@ checked as (
     select
         *,
         case
-            when value is null then null
-            when not is_utf8 then 'invalid_utf8'
-            when not is_json then 'invalid_json'
-            when message is null then 'wrong_shape'
+            {{ cdc_document_errors('code') }}
             {#- isDdl and the names first: `described` names these two, the other shape errors share one detail -#}
             when has_is_ddl and is_ddl_flag is null then 'wrong_shape'
             when nested_name is not null then 'wrong_shape'

@@ -139,10 +139,7 @@ checked as (
     select
         *,
         case
-            when value is null then null
-            when not is_utf8 then 'invalid_utf8'
-            when not is_json then 'invalid_json'
-            when message is null then 'wrong_shape'
+            {{ cdc_document_errors('code') }}
             when not {{ cdc_json_present("message['type']") }} then 'missing_field'
             when nested_name is not null then 'wrong_shape'
             when row_op is null and not is_ddl and not is_bootstrap_marker then 'unknown_op'
@@ -162,10 +159,7 @@ checked as (
             when has_nested and sent_message is null then 'invalid_value'
         end as pre_error_code,
         case
-            when value is null then null
-            when not is_utf8 then 'the value is not valid UTF-8'
-            when not is_json then 'the value is not valid JSON (RFC 8259; duplicate keys are rejected too)'
-            when message is null then 'the JSON value is not an object'
+            {{ cdc_document_errors('detail') }}
             when not {{ cdc_json_present("message['type']") }} then 'type is missing'
             when nested_name is not null then concat(nested_name, ' is a JSON object/array, not a name')
             when row_op is null and not is_ddl and not is_bootstrap_marker

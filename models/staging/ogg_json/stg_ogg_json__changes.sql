@@ -80,10 +80,7 @@ checked as (
     select
         *,
         case
-            when value is null then null
-            when not is_utf8 then 'invalid_utf8'
-            when not is_json then 'invalid_json'
-            when message is null then 'wrong_shape'
+            {{ cdc_document_errors('code') }}
             when nested_name is not null then 'wrong_shape'
             when not {{ cdc_json_present("message['op_type']") }} then 'missing_field'
             when row_op is null then 'unknown_op'
@@ -101,10 +98,7 @@ checked as (
             when before_nested != '' or after_nested != '' then 'invalid_value'
         end as pre_error_code,
         case
-            when value is null then null
-            when not is_utf8 then 'the value is not valid UTF-8'
-            when not is_json then 'the value is not valid JSON (RFC 8259; duplicate keys are rejected too)'
-            when message is null then 'the JSON value is not an object'
+            {{ cdc_document_errors('detail') }}
             when nested_name is not null then concat(nested_name, ' is a JSON object or array, not a scalar')
             when not {{ cdc_json_present("message['op_type']") }} then 'op_type is missing'
             when row_op is null then concat('op_type ', op_code, ' is not I, U, D, T or their full names')

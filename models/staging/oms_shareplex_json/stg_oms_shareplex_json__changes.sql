@@ -59,10 +59,7 @@ checked as (
     select
         *,
         case
-            when value is null then null
-            when not is_utf8 then 'invalid_utf8'
-            when not is_json then 'invalid_json'
-            when message is null then 'wrong_shape'
+            {{ cdc_document_errors('code') }}
             when not {{ cdc_json_present('meta_json') }} then 'missing_field'
             when meta is null then 'wrong_shape'
             when not {{ cdc_json_present("meta['op']") }} then 'missing_field'
@@ -81,10 +78,7 @@ checked as (
             when op_code = 'upd' and key_nested != '' then 'invalid_value'
         end as pre_error_code,
         case
-            when value is null then null
-            when not is_utf8 then 'the value is not valid UTF-8'
-            when not is_json then 'the value is not valid JSON (RFC 8259; duplicate keys are rejected too)'
-            when message is null then 'the JSON value is not an object'
+            {{ cdc_document_errors('detail') }}
             when not {{ cdc_json_present('meta_json') }} then 'meta is missing'
             when meta is null then 'meta is not an object'
             when not {{ cdc_json_present("meta['op']") }} then 'meta.op is missing'
