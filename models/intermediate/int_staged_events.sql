@@ -5,7 +5,7 @@
     A table, not a view of the union: every summary and intermediate model reads it two to four
     times per run, and each read of a 13-way union is 13 scans for Spark to plan and run (about
     1,000 tasks of which most return nothing, docs/benchmarks.md); over one table the same
-    queries ran 2.5-3.5x faster on the test workload.
+    queries ran 2-4x faster on the test workload.
     Incremental (append): a run reads, from each staging model, the rows landed since the newest
     landing it holds for their feed (constant watermarks, cdc_held_watermarks, which the Parquet
     scan applies: older files are skipped), and appends them. Rows never change once written; a
