@@ -40,14 +40,10 @@
 {% set held = cdc_held_watermarks(new_rows_of=every_staged_row) %}
 {% do cdc_skip_write_when_nothing_new(held.new_rows if held is not none else none) %}
 
+-- Spark pushes the filter through the union into each staging model's scan.
 with staged as (
-    {% for union in staged_unions %}
-        {%- if not loop.first %}
-            union all
-        {% endif %}
-        select * from ({{ union }}) as staged_rows
-        where {{ cdc_landed_after_held(held) }}
-    {%- endfor %}
+    select * from {{ every_staged_row }}
+    where {{ cdc_landed_after_held(held) }}
 )
 
 select
