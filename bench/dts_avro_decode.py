@@ -31,9 +31,9 @@ from collections.abc import Callable
 from pyspark.sql import DataFrame, SparkSession
 
 from cdc_unify.contract import LANDING_COLUMNS, staged_schema_ddl
-from cdc_unify.decoders.dts_avro import decode_arrow_batches
 from cdc_unify.generator.encoders import encoder_for
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
+from cdc_unify.message_decoders.dts_avro import decode_arrow_batches
 from cdc_unify.spark import get_spark
 
 DATAWORKS_SCHEMA = (

@@ -90,7 +90,7 @@ def parse_json(table: DataFrame) -> DataFrame:
 def avro_counts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow: decode every value with the DTS wire decoder; one row of counts per batch.
     A rejected value (malformed on purpose) was read as far as the decoder could: it counts too."""
-    from cdc_unify.decoders.dts_avro import Rejected, decode_record
+    from cdc_unify.message_decoders.dts_avro import Rejected, decode_record
 
     for batch in batches:
         decoded = rejected = 0

@@ -212,7 +212,7 @@ json_documents as (
 {% macro cdc_ddl_op(statement) -%}
     {#- The staged DDL op of a statement, from its leading keywords (blanks and comments skipped);
         `transform` over a one-element array names the normalised head once. Its Python twin,
-        src/cdc_unify/decoders/_ddl.py, must agree on tests/fixtures/ddl_statements.json. -#}
+        src/cdc_unify/message_decoders/_ddl.py, must agree on tests/fixtures/ddl_statements.json. -#}
     transform(
         array(lower(regexp_replace({{ statement }}, '^(?s)(\\s|/\\*.*?\\*/|--[^\\n]*\\n|#[^\\n]*\\n)*', ''))),
         head -> case

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from cdc_unify.canonical import CanonicalError
-from cdc_unify.decoders import canonicalizer_for
+from cdc_unify.canonicalizers import canonicalizer_for
 
 CANONICAL_IMAGE_TYPE = T.StructType(
     [

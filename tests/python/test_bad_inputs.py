@@ -26,8 +26,8 @@ import pytest
 
 from cdc_unify.canonical import fmt_instant
 from cdc_unify.contract import DIALECTS, ERROR_CODES, STAGED_COLUMNS
-from cdc_unify.decoders import debezium_json, dts_avro
 from cdc_unify.generator.encoders.dts_avro import operation_offset
+from cdc_unify.message_decoders import debezium_json, dts_avro
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CORPUS = REPO_ROOT / "tests" / "fixtures" / "bad_inputs"

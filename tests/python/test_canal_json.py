@@ -25,11 +25,11 @@ import pytest
 import yaml
 
 from cdc_unify.canonical import CanonicalError, fmt_instant
+from cdc_unify.canonicalizers import canonicalizer_for
+from cdc_unify.canonicalizers._mysql_types import mysql_logical_type
+from cdc_unify.canonicalizers.canal_json import canal_logical_type
+from cdc_unify.canonicalizers.oms_canal_json import oms_logical_type
 from cdc_unify.contract import STAGED_COLUMNS
-from cdc_unify.decoders import canonicalizer_for
-from cdc_unify.decoders._mysql_types import mysql_logical_type
-from cdc_unify.decoders.canal_json import canal_logical_type
-from cdc_unify.decoders.oms_canal_json import oms_logical_type
 from cdc_unify.generator.encoders import encoder_for
 from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_ERROR_CODE, EncodedMessage
 from cdc_unify.generator.encoders.canal_json import canal_value_text, java_float_text

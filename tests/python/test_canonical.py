@@ -13,13 +13,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from cdc_unify import canonical as c
-from cdc_unify.decoders import (
+from cdc_unify.canonicalizers import (
     canonicalizer_for,
     dataworks_json,
-    dts_avro,
     oms_dataworks_json,
     oms_default_ext_json,
 )
+from cdc_unify.message_decoders import dts_avro
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from cdc_unify.canonical import CanonicalError, IntervalYM
+from cdc_unify.canonicalizers import canonicalizer_for
 from cdc_unify.contract import STAGED_COLUMNS
-from cdc_unify.decoders import canonicalizer_for
 from cdc_unify.generator.encoders import encoder_for
 from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_ERROR_CODE, EncodedMessage
 from cdc_unify.generator.encoders.dataworks_json import SOURCE_TIME_ZONE, json_value

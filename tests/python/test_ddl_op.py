@@ -1,5 +1,5 @@
 """DDL classification has one definition, the SQL macro `cdc_ddl_op` (macros/staging.sql), and
-one Python twin (src/cdc_unify/decoders/_ddl.py) for the Python staging models; both must give
+one Python twin (src/cdc_unify/message_decoders/_ddl.py) for the Python staging models; both must give
 every statement of tests/fixtures/ddl_statements.json the same op. The corpus holds each op's
 forms, DDL that is not about a table, comments before the keyword and the text where Java's and
 Python's regexes differ (Unicode blanks, Unicode word characters, case)."""
@@ -12,9 +12,9 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from cdc_unify.decoders import dts_avro
-from cdc_unify.decoders._ddl import statement_op
-from cdc_unify.decoders.debezium_json import ddl_op
+from cdc_unify.message_decoders import dts_avro
+from cdc_unify.message_decoders._ddl import statement_op
+from cdc_unify.message_decoders.debezium_json import ddl_op
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = json.loads((ROOT / "tests" / "fixtures" / "ddl_statements.json").read_text(encoding="utf-8"))["statements"]

@@ -22,13 +22,13 @@ import pytest
 
 from cdc_unify.canonical import CanonicalError
 from cdc_unify.contract import STAGED_COLUMNS
-from cdc_unify.decoders import _staged_rows as twins
-from cdc_unify.decoders import debezium_json as dbz
 from cdc_unify.generator.encoders import encoder_for
 from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_ERROR_CODE, EncodedMessage
 from cdc_unify.generator.encoders.debezium_json import java_number_text
 from cdc_unify.generator.model import Workload
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
+from cdc_unify.message_decoders import _staged_rows as twins
+from cdc_unify.message_decoders import debezium_json as dbz
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "spec_examples" / "debezium_json"
@@ -408,7 +408,7 @@ def test_spec_examples_decode_as_written_by_hand_without_spark():
 
 
 # ---------------------------------------------------------------- (b) twins of macros/staging.sql
-# decoders/_staged_rows.py serves both Python models (debezium_json, dts_avro); tested here once.
+# message_decoders/_staged_rows.py serves both Python models (debezium_json, dts_avro); tested here once.
 def test_sequence_twin_pads_and_cuts_like_spark_lpad():
     ts = dt.datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC)
     assert twins.cdc_sequence(5, ts, 7, 2) == "0" * 29 + "5." + "0" * 19 + "1." + "0" * 19 + "7.000002"

@@ -22,14 +22,14 @@ import pytest
 
 from cdc_unify.canonical import IntervalYM
 from cdc_unify.contract import STAGED_COLUMNS
-from cdc_unify.decoders import _staged_rows as twins
-from cdc_unify.decoders import dts_avro as d
 from cdc_unify.generator.encoders import dts_avro as dts_encoder
 from cdc_unify.generator.encoders import encoder_for
 from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_ERROR_CODE, EncodedMessage
 from cdc_unify.generator.encoders.dts_avro import avro_value, encode_record, operation_offset
 from cdc_unify.generator.model import Column, Position, SourceChange, TableSchema, Transaction, Workload
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
+from cdc_unify.message_decoders import _staged_rows as twins
+from cdc_unify.message_decoders import dts_avro as d
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPEC = Path("/work/shared/format-specs/dts_avro.md")

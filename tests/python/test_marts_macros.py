@@ -108,3 +108,49 @@ def test_every_dialect_has_a_landing_source_and_a_staging_model() -> None:
     assert [table["name"] for table in landing["tables"]] == list(contract.DIALECTS)
     models = sorted(path.parent.name for path in (root / "models" / "staging").glob("*/stg_*__changes.*"))
     assert models == sorted(contract.DIALECTS)
+
+
+def _accepted_values() -> list[tuple[str, str, tuple[str, ...], str | None]]:
+    """(model, column, values, where) of every accepted_values test in the models' YAML files."""
+    found = []
+    for path in sorted((MACROS.parents[1] / "models").rglob("*.yml")):
+        for model in yaml.safe_load(path.read_text(encoding="utf-8")).get("models", []):
+            for column in model.get("columns", []):
+                for test in column.get("data_tests", []):
+                    if isinstance(test, dict) and "accepted_values" in test:
+                        spec = test["accepted_values"]
+                        values = tuple(spec["arguments"]["values"])
+                        found.append((model["name"], column["name"], values, spec.get("config", {}).get("where")))
+    return found
+
+
+# The contract's closed vocabularies, as the YAML tests of every layer must list them.
+VOCABULARIES = {
+    "message_status": set(contract.MESSAGE_STATUSES),
+    "error_code": set(contract.ERROR_CODES),
+    "event_kind": set(contract.EVENT_KINDS),
+    "primary_key_source": set(contract.PRIMARY_KEY_SOURCES),
+}
+
+
+def test_accepted_values_of_the_contracts_vocabularies_are_the_contract() -> None:
+    """The YAML files write the staged vocabularies again in each model's accepted_values tests:
+    each copy must be the contract's list, whole (a missing value would fail good rows, an extra
+    one let bad rows pass)."""
+    checked = [(model, column, values) for model, column, values, _ in _accepted_values() if column in VOCABULARIES]
+    assert {column for _, column, _ in checked} >= {"message_status", "error_code", "event_kind"}
+    wrong = [(model, column, values) for model, column, values in checked if set(values) != VOCABULARIES[column]]
+    assert not wrong
+    assert all(len(values) == len(set(values)) for _, _, values in checked)
+
+
+def test_row_and_ddl_ops_accepted_are_the_contracts() -> None:
+    """An op test scoped to row and DDL events lists the contract's row, split-half and DDL ops."""
+    ops = set(contract.ROW_OPS) | set(contract.SPLIT_UPDATE_OPS) | set(contract.DDL_OPS)
+    scoped = [
+        (model, values)
+        for model, column, values, where in _accepted_values()
+        if column == "op" and where is not None and "event_kind in ('ROW', 'DDL')" in where
+    ]
+    assert scoped
+    assert all(set(values) == ops for _, values in scoped), scoped

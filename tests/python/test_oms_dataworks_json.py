@@ -18,9 +18,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from cdc_unify.canonical import CanonicalError, IntervalYM
+from cdc_unify.canonicalizers import canonicalizer_for
+from cdc_unify.canonicalizers.oms_dataworks_json import logical_type
 from cdc_unify.contract import STAGED_COLUMNS
-from cdc_unify.decoders import canonicalizer_for
-from cdc_unify.decoders.oms_dataworks_json import logical_type
 from cdc_unify.generator.encoders import encoder_for
 from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_ERROR_CODE, EncodedMessage
 from cdc_unify.generator.encoders.oms_dataworks_json import interval_literal, json_value

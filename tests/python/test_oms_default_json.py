@@ -20,9 +20,9 @@ import pytest
 import yaml
 
 from cdc_unify.canonical import CanonicalError, IntervalYM
+from cdc_unify.canonicalizers import canonicalizer_for
+from cdc_unify.canonicalizers import oms_default_ext_json as ext_decoder
 from cdc_unify.contract import STAGED_COLUMNS
-from cdc_unify.decoders import canonicalizer_for
-from cdc_unify.decoders import oms_default_ext_json as ext_decoder
 from cdc_unify.generator.encoders import encoder_for
 from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_ERROR_CODE, EncodedMessage
 from cdc_unify.generator.encoders.oms_default_json import vendor_value

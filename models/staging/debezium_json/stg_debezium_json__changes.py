@@ -1,15 +1,15 @@
 """Debezium JSON (with or without the schema/payload wrapper) -> the staged contract.
 
 A Python model because the values need their Connect schema (io.debezium.time.*, base64
-Decimal, ...): the whole decoder is cdc_unify.decoders.debezium_json, run over Arrow batches
+Decimal, ...): the whole decoder is cdc_unify.message_decoders.debezium_json, run over Arrow batches
 with mapInArrow, never row by row on the driver.  docs/dialects/debezium_json.md.
 """
 
 from pyspark.sql import functions as F
 
 from cdc_unify.contract import LANDING_COLUMNS, staged_schema_ddl
-from cdc_unify.decoders.debezium_json import decode_arrow_batches
 from cdc_unify.landing import landed_since
+from cdc_unify.message_decoders.debezium_json import decode_arrow_batches
 
 
 def model(dbt, session):

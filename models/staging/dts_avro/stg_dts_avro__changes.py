@@ -1,15 +1,15 @@
 """Alibaba Cloud DTS Avro -> the staged contract.
 
 A Python model because the values are Avro (fastavro; Spark's spark-avro jar is not
-available): the whole decoder is cdc_unify.decoders.dts_avro, run on the executors over
+available): the whole decoder is cdc_unify.message_decoders.dts_avro, run on the executors over
 Arrow batches with mapInArrow, never row by row on the driver.  docs/dialects/dts_avro.md.
 """
 
 from pyspark.sql import functions as F
 
 from cdc_unify.contract import LANDING_COLUMNS, staged_schema_ddl
-from cdc_unify.decoders.dts_avro import decode_arrow_batches
 from cdc_unify.landing import landed_since
+from cdc_unify.message_decoders.dts_avro import decode_arrow_batches
 
 
 def model(dbt, session):

@@ -40,10 +40,10 @@ from typing import Any
 import fastavro
 
 from cdc_unify.canonical import IntervalYM, base_type, to_canonical
-from cdc_unify.decoders.dts_avro import NAMESPACE, OPERATIONS, SOURCE_TYPES, read_zigzag_long, record_schema
 from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
 from cdc_unify.generator.truth import key_text
+from cdc_unify.message_decoders.dts_avro import NAMESPACE, OPERATIONS, SOURCE_TYPES, read_zigzag_long, record_schema
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 SOURCE = {"sourceType": "MySQL", "version": "8.0.28"}

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cdc_unify.canonical import CanonicalError, fmt_date, fmt_instant, instant_from_epoch_text, parse_date_text
-from cdc_unify.decoders._value_text import TEXT_READERS, zoned_text
+from cdc_unify.canonicalizers._value_text import TEXT_READERS, zoned_text
 
 UNTYPED_LOGICAL_TYPE = "string"
 

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cdc_unify import canonical as c
-from cdc_unify.decoders._value_text import interval_ds_text, interval_ym_text, zone_of
+from cdc_unify.canonicalizers._value_text import interval_ds_text, interval_ym_text, zone_of
 
 # Declared type (upper case, parameters and `UNSIGNED` removed) -> logical type.
 _TYPE_NAMES = {

@@ -10,9 +10,9 @@ Alibaba Canal sends every value as a JSON string in MySQL's text form, with two 
 binary columns are the raw bytes decoded as ISO-8859-1 (LogEventConvert keeps them that way),
 and TIMESTAMP columns are the wall clock of the source server's zone (`source_tz`).
 
-Types follow the MySQL mapping every MySQL-family decoder shares (decoders/_mysql_types.py),
+Types follow the MySQL mapping every MySQL-family decoder shares (canonicalizers/_mysql_types.py),
 except BIT(n): Canal sends a bit field as its number.  Zoned datetimes and intervals are read by
-decoders/_value_text.py, as are the values' text forms, except Canal's binary text.
+canonicalizers/_value_text.py, as are the values' text forms, except Canal's binary text.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import re
 from typing import Any
 
 from cdc_unify.canonical import CanonicalError, fmt_binary
-from cdc_unify.decoders._mysql_types import source_logical_type
-from cdc_unify.decoders._value_text import TEXT_READERS, canonicalize_with
+from cdc_unify.canonicalizers._mysql_types import source_logical_type
+from cdc_unify.canonicalizers._value_text import TEXT_READERS, canonicalize_with
 
 _BIT_FIELD_RE = re.compile(r"^bit\s*\(\s*(\d+)\s*\)$")
 

@@ -9,15 +9,15 @@ spec appendix).  The staging model passes `dbValType`, and for a column that onl
 `jdbcType` the text `jdbc:<code>`, as the column's source type.  Values arrive as JSON strings
 (or JSON numbers) in the MySQL text forms Canal-style tools use; `TIMESTAMP` values are wall
 clock in the source time zone, bytes are base64.  The type mapping is the MySQL family's
-(decoders/_mysql_types.py) and the text forms are the shared ones (decoders/_value_text.py).
+(canonicalizers/_mysql_types.py) and the text forms are the shared ones (canonicalizers/_value_text.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cdc_unify.decoders._mysql_types import source_logical_type
-from cdc_unify.decoders._value_text import TEXT_READERS, canonicalize_with
+from cdc_unify.canonicalizers._mysql_types import source_logical_type
+from cdc_unify.canonicalizers._value_text import TEXT_READERS, canonicalize_with
 
 
 def canonicalize_image(

@@ -1,6 +1,9 @@
-"""Pure-Python decoders, one module per dialect, testable without Spark.
+"""Value canonicalizers: the per-value half of the SQL staging models, one module per dialect
+whose values need reading as their declared type, pure Python, testable without Spark. The SQL
+model parses and checks the message; only the image's values come here. (Whole messages decoded
+in Python, for the Python staging models, are in `cdc_unify.message_decoders`.)
 
-Each module of a dialect staged in SQL, `cdc_unify.decoders.<dialect>`, exposes
+Each module `cdc_unify.canonicalizers.<dialect>` exposes
 
     canonicalize_image(values, source_types, source_tz) -> (canonical_values, logical_types)
 
@@ -25,5 +28,5 @@ ImageCanonicalizer = Callable[[dict[str, Any], dict[str, str], str], tuple[dict[
 
 @functools.cache  # asked once per image by cdc_canonical_image
 def canonicalizer_for(dialect: str) -> ImageCanonicalizer:
-    module = importlib.import_module(f"cdc_unify.decoders.{dialect}")
+    module = importlib.import_module(f"cdc_unify.canonicalizers.{dialect}")
     return module.canonicalize_image

@@ -15,7 +15,7 @@ With a `schema`, values are decoded through their Connect type and semantic name
 (io.debezium.time.*, org.apache.kafka.connect.data.Decimal, ...); without one, they are
 kept as sent.  The key (JSON, with or without schema) gives the primary-key columns.
 `event_id`, `sequence` and `primary_key` are computed exactly as the SQL macros in
-macros/staging.sql compute them (their twins in decoders/_staged_rows.py).
+macros/staging.sql compute them (their twins in message_decoders/_staged_rows.py).
 """
 
 from __future__ import annotations
@@ -48,19 +48,8 @@ from cdc_unify.canonical import (
     parse_float_text,
     parse_integer_text,
 )
-from cdc_unify.contract import STAGED_COLUMNS
-from cdc_unify.decoders._ddl import statement_op
-from cdc_unify.decoders._mysql_types import jdbc_logical_type, mysql_logical_type
-from cdc_unify.decoders._staged_rows import (
-    STAGED_ARROW_SCHEMA,
-    cdc_event_id,
-    cdc_primary_key,
-    cdc_sequence,
-    landing_natural_id,
-    sha256_hex,
-)
-from cdc_unify.decoders._strict_json import loads_strict
-from cdc_unify.decoders._value_text import (
+from cdc_unify.canonicalizers._mysql_types import jdbc_logical_type, mysql_logical_type
+from cdc_unify.canonicalizers._value_text import (
     Interval,
     ds_text,
     instant_text,
@@ -68,6 +57,17 @@ from cdc_unify.decoders._value_text import (
     parse_interval,
     ym_text,
 )
+from cdc_unify.contract import STAGED_COLUMNS
+from cdc_unify.message_decoders._ddl import statement_op
+from cdc_unify.message_decoders._staged_rows import (
+    STAGED_ARROW_SCHEMA,
+    cdc_event_id,
+    cdc_primary_key,
+    cdc_sequence,
+    landing_natural_id,
+    sha256_hex,
+)
+from cdc_unify.message_decoders._strict_json import loads_strict
 
 DIALECT = "debezium_json"
 EPOCH_DATE = dt.date(1970, 1, 1)

@@ -22,8 +22,8 @@ import re
 from typing import Any
 
 from cdc_unify.canonical import CanonicalError, fmt_datetime, fmt_instant, instant_from_epoch_text
-from cdc_unify.decoders._mysql_types import jdbc_code, source_logical_type, split_type_text
-from cdc_unify.decoders._value_text import TEXT_READERS, canonicalize_with, instant_text, split_zoned
+from cdc_unify.canonicalizers._mysql_types import jdbc_code, source_logical_type, split_type_text
+from cdc_unify.canonicalizers._value_text import TEXT_READERS, canonicalize_with, instant_text, split_zoned
 
 _EPOCH_SECONDS_RE = re.compile(r"^-?\d+(?:\.\d{1,9})?$")
 # OMS marks a TIMESTAMP it could not read as `0000-00-00 00:00:00` (spec 003).

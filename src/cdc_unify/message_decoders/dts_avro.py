@@ -8,7 +8,7 @@ One Kafka value is one bare Avro datum of the public `Record` schema
    (Integer, Character, Decimal, Float, Timestamp, DateTime, ...) into canonical text;
 3. events: `stage_message(...)` -> the staged row (every contract column except the two
    landing timestamps, which the Arrow wrapper passes through), with ids, sequences and keys
-   from the twins of the SQL macros (decoders/_staged_rows.py);
+   from the twins of the SQL macros (message_decoders/_staged_rows.py);
 4. `decode_arrow_batches`, the function `DataFrame.mapInArrow` runs on the executors.
 """
 
@@ -29,11 +29,11 @@ import fastavro
 import pyarrow as pa
 
 from cdc_unify import canonical as c
+from cdc_unify.canonicalizers._value_text import interval_ds_text, interval_ym_text, zone_of
 from cdc_unify.contract import STAGED_COLUMNS
-from cdc_unify.decoders import _staged_rows as twins
-from cdc_unify.decoders._ddl import statement_head, statement_op
-from cdc_unify.decoders._strict_json import loads_strict
-from cdc_unify.decoders._value_text import interval_ds_text, interval_ym_text, zone_of
+from cdc_unify.message_decoders import _staged_rows as twins
+from cdc_unify.message_decoders._ddl import statement_head, statement_op
+from cdc_unify.message_decoders._strict_json import loads_strict
 
 DIALECT = "dts_avro"
 SCHEMA_PATH = Path(__file__).with_name("dts_avro_record.avsc")
