@@ -1,7 +1,7 @@
 {#- Canal-shaped dialects (spec 004 FlatMessage, spec 000 CloudCanal flavour, spec 003 OMS Canal,
-    spec 002 CKafka Canal-shaped DDL): SQL shared by stg_canal_json__changes,
-    stg_oms_canal_json__changes (both built by canal_flat_message_changes) and
-    stg_ckafka_json__changes; what every JSON dialect shares is in macros/staging.sql.
+    spec 002 CKafka Canal-shaped DDL): SQL shared by stg_canal_json__changes and
+    stg_oms_canal_json__changes (their two steps, canal_checked_messages and canal_staged_rows; the
+    models differ only in their value decoder) and stg_ckafka_json__changes; what every JSON dialect shares is in macros/staging.sql.
     docs/dialects/canal_json.md, oms_canal_json.md and ckafka_json.md explain the choices. -#}
 
 {% macro canal_epoch_unit(text) -%}
@@ -101,15 +101,16 @@
     end
 {%- endmacro %}
 
-{% macro canal_flat_message_changes(relation, dialect) -%}
-    {#- Canal FlatMessage JSON (canal_json, oms_canal_json): a value is one FlatMessage or a JSON array of
-        them; every `data[i]` is one staged row, row_index counting rows across the whole value.
-        A value with any unreadable part is ONE quarantine row (row_index 0). -#}
-with
-{{ cdc_json_documents(relation, 'message_object') }},
-
+{% macro canal_checked_messages() -%}
+    {#- The first step of the Canal FlatMessage models (stg_canal_json__changes,
+        stg_oms_canal_json__changes), over `json_documents` (cdc_json_documents with object column
+        `message_object`). CTEs: `envelopes` and `value_checked` (a value is one FlatMessage or a
+        JSON array of them; the value's own error), `messages` (one row per FlatMessage:
+        message_index, message), `message_fields`, `classified`, `timed` (its fields, event kind, op
+        and epoch times) and `message_checked` (its first error, message_error_code / _detail, which
+        makes the whole value one quarantine row). -#}
 envelopes as (
-    {#- A value is a FlatMessage object or a JSON array of FlatMessages. -#}
+    -- A value is a FlatMessage object or a JSON array of FlatMessages.
     select
         *,
         try_variant_get(exact_document, '$', 'array<variant>') as message_array
@@ -274,10 +275,18 @@ message_checked as (
                 then concat('old values are JSON objects/arrays, not column values: ', old_nested)
         end as message_error_detail
     from timed
-),
+)
+{%- endmacro %}
 
+{% macro canal_staged_rows(dialect) -%}
+    {#- The second step, over `message_checked`. CTEs: `row_images`, `exploded_rows` and `numbered`
+        (one row per `data[i]` with its `old[i]`, row_index counting rows across the whole value, the
+        value's first error in row order), `images`, `row_values`, `canonical` (before / after images
+        and their declared types through cdc_canonical_image, the dialect's value decoder), `checked`
+        and `one_row_per_failed_value` (the value's first error including the decoder's; one row,
+        row_index 0, for a failed value), `decoded` and `keyed` (the staged columns and primary_key). -#}
 row_images as (
-    {#- data[i] with its old[i] (UPDATE only; a shorter old list means no changed column recorded). -#}
+    -- data[i] with its old[i] (UPDATE only; a shorter old list means no changed column recorded).
     select
         *,
         case
@@ -483,7 +492,5 @@ keyed as (
             when event_kind = 'ROW' then {{ cdc_primary_key('primary_key_columns', 'before', 'after') }}
         end as primary_key
     from decoded
-),
-
-{{ cdc_staged_select(dialect, 'keyed') }}
+)
 {%- endmacro %}

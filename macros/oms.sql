@@ -1,6 +1,6 @@
-{#- OceanBase OMS dialects (spec 003): SQL shared by stg_oms_default_json__changes,
-    stg_oms_default_ext_json__changes (one macro, oms_default_changes, builds both) and
-    stg_oms_shareplex_json__changes; what every JSON dialect shares is in macros/staging.sql.
+{#- OceanBase OMS dialects (spec 003): the two steps stg_oms_default_json__changes and
+    stg_oms_default_ext_json__changes share (oms_default_records and oms_default_staged_rows, each
+    rendering CTEs; the models write the step between, how an image declares its types), and a wall-clock reader stg_oms_shareplex_json__changes uses too; what every JSON dialect shares is in macros/staging.sql.
     docs/dialects/oms_*.md explain the choices. -#}
 
 {% macro oms_wall_clock_utc(text) -%}
@@ -14,12 +14,9 @@
     end
 {%- endmacro %}
 
-{% macro oms_default_changes(relation, dialect, extended) -%}
-    {#- OMS Default JSON, and with `extended` DefaultExtendColumnType JSON (images carry `__light_type`,
-        which types the values and is never a column).  One record per message. -#}
-with
-{{ cdc_json_documents(relation) }},
-
+{% macro oms_default_records() -%}
+    {#- CTEs `records` (recordType, allMetaData, prevStruct, postStruct of json_documents.message) and
+        `metadata` (the row op and the allMetaData fields) of OMS Default JSON and its extended form. -#}
 records as (
     select
         *,
@@ -56,37 +53,19 @@ metadata as (
         {{ cdc_json_text("meta['storeDataSequence']") }} as store_sequence,
         {{ cdc_json_text("meta['uniqueId']") }} as unique_id
     from records
-),
+)
+{%- endmacro %}
 
-light_types as (
-    {#- ext: `__light_type` per image, {column: {"schemaType": T}} -> column -> T (T null: not that
-        shape), never a column; plain Default JSON declares no types. -#}
-    select
-        *,
-        {% if extended %}
-            prev_struct['__light_type'] as prev_light_json,
-            post_struct['__light_type'] as post_light_json,
-            transform_values(
-                {{ cdc_json_object("prev_struct['__light_type']") }},
-                (col, declared) -> try_variant_get(declared, '$.schemaType', 'string')
-            ) as prev_source_types,
-            transform_values(
-                {{ cdc_json_object("post_struct['__light_type']") }},
-                (col, declared) -> try_variant_get(declared, '$.schemaType', 'string')
-            ) as post_source_types,
-            map_filter(prev_struct, (col, val) -> col != '__light_type') as prev_columns,
-            map_filter(post_struct, (col, val) -> col != '__light_type') as post_columns
-        {% else %}
-            cast(null as variant) as prev_light_json,
-            cast(null as variant) as post_light_json,
-            cast(null as map<string, string>) as prev_source_types,
-            cast(null as map<string, string>) as post_source_types,
-            prev_struct as prev_columns,
-            post_struct as post_columns
-        {% endif %}
-    from metadata
-),
-
+{% macro oms_default_staged_rows(dialect, column_source_types) -%}
+    {#- The second step of the two OMS Default models, over a `light_types` CTE the model writes
+        (prev_columns / post_columns and the types they declare, prev_source_types /
+        post_source_types, null for plain Default JSON). CTEs `images` (image values, the record's
+        time, position and tenant), `checked` (the message's first error in the contract's codes:
+        pre_error_code / pre_error_detail), `canonical` (before_image, after_image through
+        cdc_canonical_image), `decoded` (the staged columns), `key_images` and `keyed` (the key's
+        values from the images, record_primary_value filling a key column an image lacks;
+        primary_key). `column_source_types`: SQL (map<string, string>), the declared types the
+        staged rows carry. -#}
 images as (
     select
         *,
@@ -194,72 +173,67 @@ canonical as (
 decoded as (
     select
         *,
-        coalesce(
-            pre_error_code,
-            case when before_image['error'] is not null or after_image['error'] is not null then 'invalid_value' end
-        ) as error_code,
-        coalesce(
-            pre_error_detail,
-            concat('prevStruct: ', before_image['error']),
-            concat('postStruct: ', after_image['error'])
-        ) as error_detail,
-        case
-            when row_op is not null then 'ROW'
-            when record_type = 'DDL' then 'DDL'
-            when record_type = 'HEARTBEAT' then 'HEARTBEAT'
-        end as event_kind,
-        coalesce(row_op, case when record_type = 'DDL' then {{ cdc_ddl_op('ddl_text') }} end, record_type) as op,
-        lower(db_type) as source_db_type,
-        case when db_has_tenant then substring_index(db, '.', 1) end as tenant_name,
-        case when db_has_tenant then substr(db, instr(db, '.') + 1) else db end as database_name,
-        cast(null as string) as schema_name,
-        meta_table_name as table_name,
-        coalesce(
-            array_distinct(filter(key_names_sent, name -> name != '')), cast(array() as array<string>)
-        ) as primary_key_columns,
-        case when size(filter(key_names_sent, name -> name != '')) > 0 then 'message' else 'none' end
-            as primary_key_source,
-        before_image['values'] as before,
-        after_image['values'] as after,
-        case when row_op is not null then false end as before_is_partial,
-        case when row_op is not null then false end as after_is_partial,
-        {% if extended %}
-            case when row_op is not null then {{ cdc_map_union('prev_source_types', 'post_source_types') }} end
-                as column_source_types,
-        {% else %}
-            cast(null as map<string, string>) as column_source_types,
-        {% endif %}
-        case when row_op is not null then {{ cdc_map_union("before_image['types']", "after_image['types']") }} end
-            as column_types,
-        record_ts as event_ts,
-        case when record_ts is not null then 's' end as event_ts_precision,
-        cast(null as timestamp) as emitted_ts,
-        coalesce(store_sequence, checkpoint) as source_position,
-        unique_id as transaction_id,
-        store_sequence_number as position_number,
-        case when record_type = 'DDL' then ddl_text end as ddl_statement,
-        cast(0 as int) as row_index,
-        sha2(
-            concat_ws(
-                '\u0001',
-                coalesce(record_type, ''),
-                coalesce(cast(prev_json as string), ''),
-                coalesce(cast(post_json as string), ''),
-                {# checkpoint is OMS's progress when it wrote the message, not part of the change #}
-                coalesce(
-                    to_json(
-                        transform_values(map_filter(meta, (k, v) -> k != 'checkpoint'), (k, v) -> cast(v as string))
-                    ),
-                    ''
-                )
-            ),
-            256
-        ) as natural_id
+            coalesce(
+                pre_error_code,
+                case when before_image['error'] is not null or after_image['error'] is not null then 'invalid_value' end
+            ) as error_code,
+            coalesce(
+                pre_error_detail,
+                concat('prevStruct: ', before_image['error']),
+                concat('postStruct: ', after_image['error'])
+            ) as error_detail,
+            case
+                when row_op is not null then 'ROW'
+                when record_type = 'DDL' then 'DDL'
+                when record_type = 'HEARTBEAT' then 'HEARTBEAT'
+            end as event_kind,
+            coalesce(row_op, case when record_type = 'DDL' then {{ cdc_ddl_op('ddl_text') }} end, record_type) as op,
+            lower(db_type) as source_db_type,
+            case when db_has_tenant then substring_index(db, '.', 1) end as tenant_name,
+            case when db_has_tenant then substr(db, instr(db, '.') + 1) else db end as database_name,
+            cast(null as string) as schema_name,
+            meta_table_name as table_name,
+            coalesce(
+                array_distinct(filter(key_names_sent, name -> name != '')), cast(array() as array<string>)
+            ) as primary_key_columns,
+            case when size(filter(key_names_sent, name -> name != '')) > 0 then 'message' else 'none' end
+                as primary_key_source,
+            before_image['values'] as before,
+            after_image['values'] as after,
+            case when row_op is not null then false end as before_is_partial,
+            case when row_op is not null then false end as after_is_partial,
+            case when row_op is not null then {{ cdc_map_union("before_image['types']", "after_image['types']") }} end
+                as column_types,
+            record_ts as event_ts,
+            case when record_ts is not null then 's' end as event_ts_precision,
+            cast(null as timestamp) as emitted_ts,
+            coalesce(store_sequence, checkpoint) as source_position,
+            unique_id as transaction_id,
+            store_sequence_number as position_number,
+            case when record_type = 'DDL' then ddl_text end as ddl_statement,
+            cast(0 as int) as row_index,
+            sha2(
+                concat_ws(
+                    '\u0001',
+                    coalesce(record_type, ''),
+                    coalesce(cast(prev_json as string), ''),
+                    coalesce(cast(post_json as string), ''),
+                    {# checkpoint is OMS's progress when it wrote the message, not part of the change #}
+                    coalesce(
+                        to_json(
+                            transform_values(map_filter(meta, (k, v) -> k != 'checkpoint'), (k, v) -> cast(v as string))
+                        ),
+                        ''
+                    )
+                ),
+                256
+            ) as natural_id,
+        {{ column_source_types }} as column_source_types
     from canonical
 ),
 
 key_images as (
-    {#- Key values come from the images; record_primary_value fills a key column an image lacks. -#}
+    -- Key values come from the images; record_primary_value fills a key column an image lacks.
     select
         *,
         map_from_entries(
@@ -286,7 +260,5 @@ keyed as (
         *,
         {{ cdc_primary_key('primary_key_columns', 'cast(null as map<string, string>)', 'key_image') }} as primary_key
     from key_images
-),
-
-{{ cdc_staged_select(dialect, 'keyed') }}
+)
 {%- endmacro %}
