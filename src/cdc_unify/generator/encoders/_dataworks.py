@@ -10,11 +10,14 @@ from __future__ import annotations
 import datetime as dt
 import math
 import random
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
 from cdc_unify.canonical import IntervalYM, to_canonical
-from cdc_unify.generator.jsontext import RawJson
+from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, EventStream, stream_in_source_order
+from cdc_unify.generator.jsontext import RawJson, dump_json, load_json
+from cdc_unify.generator.model import Workload
 from cdc_unify.generator.truth import key_text
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -96,3 +99,61 @@ def invalid_utf8(value: bytes, marker: bytes) -> bytes:
     """Bytes that are no UTF-8 right inside the first string after `marker` (e.g. `"op":"`)."""
     at = value.index(marker) + len(marker)
     return value[:at] + b"\xff\xfe" + value[at:]
+
+
+class DataWorksFamilyEncoder(Encoder):
+    """The workload as a DataWorks-family stream (heartbeats between transactions) and the
+    family's malformations; a dialect names its fields and starts its own stream."""
+
+    extra_malformed_kinds = ("wrong_shape",)
+    image_field: str  # payload.before / payload.after: {image_field: {column: value}}
+    schema_columns_field: str  # schema.<field>: [{"name", "type"}]
+    untyped_types: tuple[str, ...]  # declared types any text is a value of
+    unknown_ops: tuple[str, ...]  # op names the dialect does not define
+    # A message with no typed value gets its first column retyped to this and a value it is not;
+    # None: left as it is (dataworks_json, whose generated tables always have a typed column).
+    retype_to: str | None = None
+
+    def stream(self, workload: Workload, rng: random.Random) -> EventStream:
+        raise NotImplementedError
+
+    def encode(self, workload: Workload, rng: random.Random) -> Iterator[EncodedMessage]:
+        return stream_in_source_order(self.stream(workload, rng), workload)
+
+    def malform(self, message: EncodedMessage, kind: str, rng: random.Random) -> bytes:
+        if kind == "invalid_json":
+            return invalid_json(message.value, rng)
+        if kind == "invalid_utf8":
+            return invalid_utf8(message.value, b'"op":"')
+        doc = load_json(message.value)
+        payload = doc["payload"]
+        if kind == "missing_field":
+            del payload["op"]
+        elif kind == "unknown_op":
+            payload["op"] = rng.choice(self.unknown_ops)
+        elif kind == "wrong_value_type":
+            self._break_a_typed_value(doc)
+        elif kind == "wrong_shape":
+            image = "after" if payload["after"] is not None else "before"
+            payload[image] = {self.image_field: [payload[image][self.image_field]]}
+        else:
+            raise ValueError(f"unknown malformation {kind!r}")
+        return dump_json(doc).encode("utf-8")
+
+    def _break_a_typed_value(self, doc: dict[str, Any]) -> None:
+        """Text that cannot be read as its column's declared type."""
+        declared = {c["name"]: c["type"] for c in doc["schema"][self.schema_columns_field]}
+        for image in (doc["payload"]["after"], doc["payload"]["before"]):
+            if image is None:
+                continue
+            for name, value in image[self.image_field].items():
+                if declared.get(name) not in (None, *self.untyped_types) and value is not None:
+                    image[self.image_field][name] = f"not a {declared[name]}"
+                    return
+        if self.retype_to is None:
+            return
+        column = doc["schema"][self.schema_columns_field][0]
+        column["type"] = self.retype_to
+        for image in (doc["payload"]["after"], doc["payload"]["before"]):
+            if image is not None:
+                image[self.image_field][column["name"]] = f"not a {self.retype_to}"

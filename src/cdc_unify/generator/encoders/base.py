@@ -23,9 +23,9 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-from cdc_unify.generator.model import TableSchema, Workload
+from cdc_unify.generator.model import TableSchema, Transaction, Workload
 
 T = TypeVar("T")
 
@@ -71,6 +71,26 @@ class PerSchema(Generic[T]):
         if hit is None:
             hit = self._cache[key] = (schema, self._build(schema, *args))
         return hit[1]
+
+
+class EventStream(Protocol):
+    """An encoder's writer of one workload: each transaction's messages, a heartbeat at a time."""
+
+    def heartbeat(self, when: dt.datetime) -> EncodedMessage: ...
+
+    def transaction(self, tx: Transaction) -> Iterator[EncodedMessage]: ...
+
+
+def stream_in_source_order(stream: EventStream, workload: Workload) -> Iterator[EncodedMessage]:
+    """The workload's transactions through `stream`, each heartbeat before the first transaction
+    committed after it."""
+    heartbeats = sorted(workload.heartbeat_times)
+    for tx in workload.transactions:
+        while heartbeats and heartbeats[0] <= tx.commit_ts:
+            yield stream.heartbeat(heartbeats.pop(0))
+        yield from stream.transaction(tx)
+    for beat in heartbeats:
+        yield stream.heartbeat(beat)
 
 
 class Encoder(ABC):

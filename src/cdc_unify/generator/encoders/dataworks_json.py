@@ -36,8 +36,8 @@ from zoneinfo import ZoneInfo
 
 from cdc_unify.canonical import base_type, fmt_instant, to_canonical
 from cdc_unify.generator.encoders import _dataworks as dw
-from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
-from cdc_unify.generator.jsontext import RawJson, dump_json, load_json
+from cdc_unify.generator.encoders.base import EncodedMessage, PerSchema
+from cdc_unify.generator.jsontext import RawJson, dump_json
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
 
 # The dbt var `source_time_zone` default: the zone DataWorks read the source's wall clocks in.
@@ -117,57 +117,16 @@ def expected_text(column: Column, value: Any) -> str | None:
     return to_canonical(column.logical_type, value)
 
 
-class DataWorksJsonEncoder(Encoder):
+class DataWorksJsonEncoder(dw.DataWorksFamilyEncoder):
     dialect = "dataworks_json"
-    extra_malformed_kinds = ("wrong_shape",)
+    image_field = "dataColumn"
+    schema_columns_field = "dataColumn"
+    untyped_types = ("STRING",)
+    unknown_ops = ("UPSERT", "insert", "UPDATE", "MERGE")
 
-    def encode(self, workload: Workload, rng: random.Random) -> Iterator[EncodedMessage]:
+    def stream(self, workload: Workload, rng: random.Random) -> _Stream:
         first = workload.transactions[0].commit_ts if workload.transactions else dw.EPOCH
-        stream = _Stream(rng, dw.epoch_ms(first))
-        heartbeats = sorted(workload.heartbeat_times)
-        for tx in workload.transactions:
-            while heartbeats and heartbeats[0] <= tx.commit_ts:
-                yield stream.heartbeat(heartbeats.pop(0))
-            yield from stream.transaction(tx)
-        for beat in heartbeats:
-            yield stream.heartbeat(beat)
-
-    def malform(self, message: EncodedMessage, kind: str, rng: random.Random) -> bytes:
-        if kind == "invalid_json":
-            return dw.invalid_json(message.value, rng)
-        if kind == "invalid_utf8":
-            return dw.invalid_utf8(message.value, b'"op":"')
-        doc = load_json(message.value)
-        payload = doc["payload"]
-        if kind == "missing_field":
-            del payload["op"]
-        elif kind == "unknown_op":
-            payload["op"] = rng.choice(("UPSERT", "insert", "UPDATE", "MERGE"))
-        elif kind == "wrong_value_type":
-            _break_a_typed_value(doc)
-        elif kind == "wrong_shape":
-            image = "after" if payload["after"] is not None else "before"
-            payload[image] = {"dataColumn": [payload[image]["dataColumn"]]}
-        else:
-            raise ValueError(f"unknown malformation {kind!r}")
-        return dump_json(doc).encode("utf-8")
-
-
-def _break_a_typed_value(doc: dict[str, Any]) -> None:
-    """Text that cannot be read as its column's declared type."""
-    declared = {c["name"]: c["type"] for c in doc["schema"]["dataColumn"]}
-    for image in (doc["payload"]["after"], doc["payload"]["before"]):
-        if image is None:
-            continue
-        for name, value in image["dataColumn"].items():
-            if declared.get(name) not in (None, "STRING") and value is not None:
-                image["dataColumn"][name] = f"not a {declared[name]}"
-                return
-    column = doc["schema"]["dataColumn"][0]
-    column["type"] = "LONG"
-    for image in (doc["payload"]["after"], doc["payload"]["before"]):
-        if image is not None:
-            image["dataColumn"][column["name"]] = "not a LONG"
+        return _Stream(rng, dw.epoch_ms(first))
 
 
 def _columns(schema: TableSchema) -> list[Column]:

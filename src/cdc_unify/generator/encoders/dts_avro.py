@@ -40,7 +40,7 @@ from typing import Any
 import fastavro
 
 from cdc_unify.canonical import IntervalYM, base_type, to_canonical
-from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
+from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema, stream_in_source_order
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
 from cdc_unify.generator.truth import key_text
 from cdc_unify.message_decoders.dts_avro import NAMESPACE, OPERATIONS, SOURCE_TYPES, read_zigzag_long, record_schema
@@ -355,14 +355,7 @@ class DtsAvroEncoder(Encoder):
     extra_malformed_kinds = ("truncated_avro", "wrong_shape")
 
     def encode(self, workload: Workload, rng: random.Random) -> Iterator[EncodedMessage]:
-        stream = _Stream(rng)
-        heartbeats = sorted(workload.heartbeat_times)
-        for tx in workload.transactions:
-            while heartbeats and heartbeats[0] <= tx.commit_ts:
-                yield stream.heartbeat(heartbeats.pop(0))
-            yield from stream.transaction(tx)
-        for beat in heartbeats:
-            yield stream.heartbeat(beat)
+        return stream_in_source_order(_Stream(rng), workload)
 
     def redeliverable(self, message: EncodedMessage) -> bool:
         # 48 bytes that are no Record are all alike: the decoder names each by its offset.

@@ -30,8 +30,8 @@ from typing import Any
 
 from cdc_unify.canonical import IntervalYM, base_type, fmt_date, fmt_fraction, to_canonical
 from cdc_unify.generator.encoders import _dataworks as dw
-from cdc_unify.generator.encoders.base import EncodedMessage, Encoder, PerSchema
-from cdc_unify.generator.jsontext import RawJson, dump_json, load_json
+from cdc_unify.generator.encoders.base import EncodedMessage, PerSchema
+from cdc_unify.generator.jsontext import RawJson, dump_json
 from cdc_unify.generator.model import Column, SourceChange, TableSchema, Transaction, Workload
 
 TRANSACTION_MARKER_SHARE = 0.3
@@ -123,56 +123,16 @@ def expected_text(column: Column, value: Any) -> str | None:
     return to_canonical(column.logical_type, value)
 
 
-class OmsDataworksJsonEncoder(Encoder):
+class OmsDataworksJsonEncoder(dw.DataWorksFamilyEncoder):
     dialect = "oms_dataworks_json"
-    extra_malformed_kinds = ("wrong_shape",)
+    image_field = "data"
+    schema_columns_field = "column"
+    untyped_types = ("VARCHAR", "JSON")
+    unknown_ops = ("UPSERT", "insert", "UPDATE_BEFOR", "MERGE")
+    retype_to = "BIGINT"
 
-    def encode(self, workload: Workload, rng: random.Random) -> Iterator[EncodedMessage]:
-        stream = _Stream(rng)
-        heartbeats = sorted(workload.heartbeat_times)
-        for tx in workload.transactions:
-            while heartbeats and heartbeats[0] <= tx.commit_ts:
-                yield stream.heartbeat(heartbeats.pop(0))
-            yield from stream.transaction(tx)
-        for beat in heartbeats:
-            yield stream.heartbeat(beat)
-
-    def malform(self, message: EncodedMessage, kind: str, rng: random.Random) -> bytes:
-        if kind == "invalid_json":
-            return dw.invalid_json(message.value, rng)
-        if kind == "invalid_utf8":
-            return dw.invalid_utf8(message.value, b'"op":"')
-        doc = load_json(message.value)
-        payload = doc["payload"]
-        if kind == "missing_field":
-            del payload["op"]
-        elif kind == "unknown_op":
-            payload["op"] = rng.choice(("UPSERT", "insert", "UPDATE_BEFOR", "MERGE"))
-        elif kind == "wrong_value_type":
-            _break_a_typed_value(doc)
-        elif kind == "wrong_shape":
-            image = "after" if payload["after"] is not None else "before"
-            payload[image] = {"data": [payload[image]["data"]]}
-        else:
-            raise ValueError(f"unknown malformation {kind!r}")
-        return dump_json(doc).encode("utf-8")
-
-
-def _break_a_typed_value(doc: dict[str, Any]) -> None:
-    """Text that cannot be read as its column's declared type."""
-    declared = {c["name"]: c["type"] for c in doc["schema"]["column"]}
-    for image in (doc["payload"]["after"], doc["payload"]["before"]):
-        if image is None:
-            continue
-        for name, value in image["data"].items():
-            if declared.get(name) not in (None, "VARCHAR", "JSON") and value is not None:
-                image["data"][name] = f"not a {declared[name]}"
-                return
-    column = doc["schema"]["column"][0]
-    column["type"] = "BIGINT"
-    for image in (doc["payload"]["after"], doc["payload"]["before"]):
-        if image is not None:
-            image["data"][column["name"]] = "not a BIGINT"
+    def stream(self, workload: Workload, rng: random.Random) -> _Stream:
+        return _Stream(rng)
 
 
 def _schema(schema: TableSchema, db_version: str | None) -> dict:
