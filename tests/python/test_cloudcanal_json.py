@@ -28,6 +28,7 @@ from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_
 from cdc_unify.generator.encoders.cloudcanal_json import SOURCE_TIME_ZONE, value_text
 from cdc_unify.generator.model import Column, Workload
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
+from spec_fixtures import expected_pairs, utc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "spec_examples" / "cloudcanal_json"
@@ -213,23 +214,6 @@ def test_every_malformation_kind_changes_the_message(messages):
 
 
 # ---------------------------------------------------------------- (c) staging model on Spark
-def fixture_pairs() -> list[tuple[Path, list[dict]]]:
-    pairs = []
-    for path in sorted(FIXTURES.glob("[0-9][0-9]_*.json")):
-        if path.name.endswith(".expected.json"):
-            continue
-        expected = json.loads(path.with_name(path.name.replace(".json", ".expected.json")).read_text())
-        for row in expected:
-            for column in ("event_ts", "emitted_ts"):
-                if row.get(column):
-                    row[column] = dt.datetime.fromisoformat(row[column].replace("Z", "+00:00"))
-        pairs.append((path, expected))
-    return pairs
-
-
-def _utc(value: Any) -> Any:
-    # PySpark returns naive datetimes in the process's local zone.
-    return value.astimezone(UTC) if isinstance(value, dt.datetime) else value
 
 
 @pytest.fixture(scope="module")
@@ -238,7 +222,7 @@ def staged(messages) -> dict[str, Any]:
     from harness import stage_messages
 
     encoder = encoder_for(DIALECT)
-    fixtures = fixture_pairs()
+    fixtures = expected_pairs(FIXTURES)
     rng = random.Random(11)
     row_messages = [m for m in messages if m.is_row_message]
     kinds = [k for k in COMMON_MALFORMED_KINDS + encoder.extra_malformed_kinds for _ in range(3)]
@@ -270,7 +254,7 @@ def test_spark_spec_examples_and_encoded_stream_decode_as_expected(staged):
         assert [r["row_index"] for r in got] == [e["row_index"] for e in expected]
         for row, want in zip(got, expected, strict=True):
             for column, value in want.items():
-                assert _utc(row[column]) == value, f"offset {offset} {want.get('op')}: {column} {row['error_detail']}"
+                assert utc(row[column]) == value, f"offset {offset} {want.get('op')}: {column} {row['error_detail']}"
 
 
 @pytest.mark.spark

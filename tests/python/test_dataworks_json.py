@@ -24,6 +24,7 @@ from cdc_unify.generator.encoders.dataworks_json import SOURCE_TIME_ZONE, json_v
 from cdc_unify.generator.jsontext import load_json
 from cdc_unify.generator.model import Column
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
+from spec_fixtures import expected_pairs, utc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "spec_examples" / "dataworks_json"
@@ -206,31 +207,14 @@ def test_every_malformation_kind_changes_the_message(messages):
 
 
 # ---------------------------------------------------------------- (c) staging model on Spark
-def fixture_pairs() -> list[tuple[Path, list[dict]]]:
-    pairs = []
-    for path in sorted(FIXTURES.glob("[0-9][0-9]_*.json")):
-        if path.name.endswith(".expected.json"):
-            continue
-        expected = json.loads(path.with_name(path.name.replace(".json", ".expected.json")).read_text())
-        for row in expected:
-            for column in ("event_ts", "emitted_ts"):
-                if row.get(column):
-                    row[column] = dt.datetime.fromisoformat(row[column].replace("Z", "+00:00"))
-        pairs.append((path, expected))
-    return pairs
 
 
 def test_spec_fixtures_are_json_and_cover_every_example():
-    pairs = fixture_pairs()
+    pairs = expected_pairs(FIXTURES)
     assert len(pairs) == 8
     for path, expected in pairs:
         json.loads(path.read_text(encoding="utf-8"))
         assert expected and all("error_code" in row for row in expected)
-
-
-def _utc(value: Any) -> Any:
-    # PySpark returns naive datetimes in the process's local zone.
-    return value.astimezone(UTC) if isinstance(value, dt.datetime) else value
 
 
 @pytest.fixture(scope="module")
@@ -239,7 +223,7 @@ def staged(messages) -> dict[str, Any]:
     from harness import stage_messages
 
     encoder = encoder_for(DIALECT)
-    fixtures = fixture_pairs()
+    fixtures = expected_pairs(FIXTURES)
     rng = random.Random(11)
     row_messages = [m for m in messages if m.is_row_message]
     kinds = [k for k in COMMON_MALFORMED_KINDS + encoder.extra_malformed_kinds for _ in range(3)]
@@ -273,12 +257,12 @@ def test_spark_spec_examples_and_encoded_stream_decode_as_expected(staged):
         (row,) = staged["by_offset"][offset]
         (want,) = expected
         for column, value in want.items():
-            assert _utc(row[column]) == value, f"offset {offset} {want.get('op')}: {column} {row['error_detail']}"
+            assert utc(row[column]) == value, f"offset {offset} {want.get('op')}: {column} {row['error_detail']}"
 
 
 @pytest.mark.spark
 def test_spark_split_update_halves_get_distinct_event_ids(staged):
-    by_name = {p.stem: staged["by_offset"][i][0] for i, (p, _) in enumerate(fixture_pairs())}
+    by_name = {p.stem: staged["by_offset"][i][0] for i, (p, _) in enumerate(expected_pairs(FIXTURES))}
     before_half, after_half = by_name["05_update_before"], by_name["06_update_after"]
     assert before_half["source_position"] == after_half["source_position"]
     assert before_half["event_id"] != after_half["event_id"]

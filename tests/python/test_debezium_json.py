@@ -29,6 +29,7 @@ from cdc_unify.generator.model import Workload
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
 from cdc_unify.message_decoders import _staged_rows as twins
 from cdc_unify.message_decoders import debezium_json as dbz
+from spec_fixtures import expected_pairs, utc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "spec_examples" / "debezium_json"
@@ -399,7 +400,7 @@ def test_undecodable_messages_are_one_quarantine_row(value, key, code):
 
 
 def test_spec_examples_decode_as_written_by_hand_without_spark():
-    for path, expected in fixture_pairs():
+    for path, expected in expected_pairs(FIXTURES):
         rows = decode(path.read_bytes())
         assert len(rows) == len(expected)
         for row, want in zip(rows, expected, strict=True):
@@ -460,23 +461,6 @@ def test_every_malformation_is_quarantined_with_its_code_without_spark(kind, mes
 
 
 # ---------------------------------------------------------------- (c) staging model on Spark
-def fixture_pairs() -> list[tuple[Path, list[dict]]]:
-    pairs = []
-    for path in sorted(FIXTURES.glob("[0-9][0-9]_*.json")):
-        if path.name.endswith(".expected.json"):
-            continue
-        expected = json.loads(path.with_name(path.name.replace(".json", ".expected.json")).read_text())
-        for row in expected:
-            for column in ("event_ts", "emitted_ts"):
-                if row.get(column):
-                    row[column] = dt.datetime.fromisoformat(row[column].replace("Z", "+00:00"))
-        pairs.append((path, expected))
-    return pairs
-
-
-def _utc(value: Any) -> Any:
-    # PySpark returns naive datetimes in the process's local zone.
-    return value.astimezone(UTC) if isinstance(value, dt.datetime) else value
 
 
 @pytest.fixture(scope="module")
@@ -485,7 +469,7 @@ def staged(messages) -> dict[str, Any]:
     from harness import stage_messages
 
     encoder = encoder_for(DIALECT)
-    fixtures = fixture_pairs()
+    fixtures = expected_pairs(FIXTURES)
     rng = random.Random(11)
     row_messages = [m for m in messages if m.is_row_message]
     kinds = [k for k in COMMON_MALFORMED_KINDS + encoder.extra_malformed_kinds for _ in range(3)]
@@ -524,7 +508,7 @@ def test_spark_spec_examples_and_encoded_stream_decode_as_expected(staged, messa
         assert [r["row_index"] for r in got] == [e["row_index"] for e in expected]
         for row, want in zip(got, expected, strict=True):
             for column, value in want.items():
-                assert _utc(row[column]) == value, f"offset {offset} {want.get('op')}: {column}"
+                assert utc(row[column]) == value, f"offset {offset} {want.get('op')}: {column}"
 
 
 @pytest.mark.spark

@@ -30,6 +30,7 @@ from cdc_unify.generator.model import Column, Position, SourceChange, TableSchem
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
 from cdc_unify.message_decoders import _staged_rows as twins
 from cdc_unify.message_decoders import dts_avro as d
+from spec_fixtures import expected_pairs, utc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPEC = Path("/work/shared/format-specs/dts_avro.md")
@@ -491,22 +492,8 @@ def fixture_value(path: Path) -> bytes:
     return out.getvalue()
 
 
-def fixture_pairs() -> list[tuple[Path, list[dict]]]:
-    pairs = []
-    for path in sorted(FIXTURES.glob("[0-9][0-9]_*.json")):
-        if path.name.endswith(".expected.json"):
-            continue
-        expected = json.loads(path.with_name(path.name.replace(".json", ".expected.json")).read_text())
-        for row in expected:
-            for column in ("event_ts", "emitted_ts"):
-                if row.get(column):
-                    row[column] = dt.datetime.fromisoformat(row[column].replace("Z", "+00:00"))
-        pairs.append((path, expected))
-    return pairs
-
-
 def test_spec_examples_decode_as_written_by_hand_without_spark():
-    pairs = fixture_pairs()
+    pairs = expected_pairs(FIXTURES)
     assert len(pairs) == 3
     for path, expected in pairs:
         row = stage(fixture_value(path))
@@ -522,8 +509,6 @@ def test_spec_heartbeat_bytes_are_what_fastavro_writes_for_it():
 
 
 # ---------------------------------------------------------------- (c) Spark
-def _utc(value: Any) -> Any:
-    return value.astimezone(UTC) if isinstance(value, dt.datetime) else value
 
 
 @pytest.fixture(scope="module")
@@ -532,7 +517,7 @@ def staged(messages) -> dict[str, Any]:
     from harness import stage_messages
 
     encoder = encoder_for(DIALECT)
-    fixtures = fixture_pairs()
+    fixtures = expected_pairs(FIXTURES)
     rng = random.Random(11)
     row_messages = [m for m in messages if m.is_row_message]
     kinds = [k for k in COMMON_MALFORMED_KINDS + encoder.extra_malformed_kinds for _ in range(3)]
@@ -562,7 +547,7 @@ def test_spark_spec_examples_and_encoded_stream_decode_as_expected(staged):
         (row,) = staged["by_offset"][offset]
         (want,) = expected
         for column, value in want.items():
-            assert _utc(row[column]) == value, f"offset {offset} {want.get('op')}: {column} {row['error_detail']}"
+            assert utc(row[column]) == value, f"offset {offset} {want.get('op')}: {column} {row['error_detail']}"
 
 
 @pytest.mark.spark

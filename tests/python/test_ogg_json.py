@@ -25,6 +25,7 @@ from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_
 from cdc_unify.generator.encoders.ogg_json import SOURCE_TIME_ZONE
 from cdc_unify.generator.model import Workload
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
+from spec_fixtures import utc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "spec_examples" / "ogg_json"
@@ -137,9 +138,6 @@ def test_every_malformation_kind_is_produced(messages):
 
 
 # ---------------------------------------------------------------- (b) the staging model, in Spark
-def _utc(value: Any) -> Any:
-    # PySpark returns naive datetimes in the process's local zone.
-    return value.astimezone(dt.UTC) if isinstance(value, dt.datetime) else value
 
 
 def _fixtures() -> list[tuple[bytes, dict[str, Any]]]:
@@ -205,7 +203,7 @@ def staged(messages) -> dict[str, Any]:
 
 def _assert_subset(row: dict, expected: dict, where: str) -> None:
     for column, value in expected.items():
-        assert _utc(row[column]) == value, f"{where}: {column}"
+        assert utc(row[column]) == value, f"{where}: {column}"
 
 
 @pytest.mark.spark

@@ -27,6 +27,7 @@ from cdc_unify.generator.encoders.oms_dataworks_json import interval_literal, js
 from cdc_unify.generator.jsontext import load_json
 from cdc_unify.generator.model import Column
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
+from spec_fixtures import expected_pairs, utc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "spec_examples" / "oms_dataworks_json"
@@ -216,31 +217,14 @@ def test_every_malformation_kind_changes_the_message(messages):
 
 
 # ---------------------------------------------------------------- (c) staging model on Spark
-def fixture_pairs() -> list[tuple[Path, list[dict]]]:
-    pairs = []
-    for path in sorted(FIXTURES.glob("[0-9][0-9]_*.json")):
-        if path.name.endswith(".expected.json"):
-            continue
-        expected = json.loads(path.with_name(path.name.replace(".json", ".expected.json")).read_text())
-        for row in expected:
-            for column in ("event_ts", "emitted_ts"):
-                if row.get(column):
-                    row[column] = dt.datetime.fromisoformat(row[column].replace("Z", "+00:00"))
-        pairs.append((path, expected))
-    return pairs
 
 
 def test_spec_fixtures_are_json_and_cover_every_example():
-    pairs = fixture_pairs()
+    pairs = expected_pairs(FIXTURES)
     assert len(pairs) == 6
     for path, expected in pairs:
         json.loads(path.read_text(encoding="utf-8"))
         assert expected and all("error_code" in row for row in expected)
-
-
-def _utc(value: Any) -> Any:
-    # PySpark returns naive datetimes in the process's local zone.
-    return value.astimezone(UTC) if isinstance(value, dt.datetime) else value
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +233,7 @@ def staged(messages) -> dict[str, Any]:
     from harness import stage_messages
 
     encoder = encoder_for(DIALECT)
-    fixtures = fixture_pairs()
+    fixtures = expected_pairs(FIXTURES)
     rng = random.Random(11)
     row_messages = [m for m in messages if m.is_row_message]
     kinds = [k for k in COMMON_MALFORMED_KINDS + encoder.extra_malformed_kinds for _ in range(3)]
@@ -280,7 +264,7 @@ def test_spark_spec_examples_and_encoded_stream_decode_as_expected(staged):
         (row,) = staged["by_offset"][offset]
         (want,) = expected
         for column, value in want.items():
-            assert _utc(row[column]) == value, f"offset {offset} {want.get('op')}: {column} {row['error_detail']}"
+            assert utc(row[column]) == value, f"offset {offset} {want.get('op')}: {column} {row['error_detail']}"
 
 
 @pytest.mark.spark

@@ -29,6 +29,7 @@ from cdc_unify.generator.encoders.oms_default_json import vendor_value
 from cdc_unify.generator.encoders.oms_shareplex_json import SOURCE_TIME_ZONE
 from cdc_unify.generator.model import Workload
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
+from spec_fixtures import expected_pairs, utc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "spec_examples"
@@ -274,29 +275,15 @@ def test_every_malformation_kind_is_produced(dialect, workload):
 
 
 # ---------------------------------------------------------------- (c) staging models on Spark
-def _utc(value: Any) -> Any:
-    # PySpark returns naive datetimes in the process's local zone.
-    return value.astimezone(dt.UTC) if isinstance(value, dt.datetime) else value
 
 
 def _fixture_expectations(dialect: str) -> list[tuple[bytes, list[dict]]]:
-    folder = FIXTURES / dialect
-    pairs = []
-    for path in sorted(folder.glob("[0-9][0-9]_*.json")):
-        if path.name.endswith(".expected.json"):
-            continue
-        expected = json.loads(path.with_name(path.name.replace(".json", ".expected.json")).read_text())
-        for row in expected:
-            for column in ("event_ts", "emitted_ts"):
-                if row.get(column):
-                    row[column] = dt.datetime.fromisoformat(row[column].replace("Z", "+00:00"))
-        pairs.append((path.read_bytes(), expected))
-    return pairs
+    return [(path.read_bytes(), expected) for path, expected in expected_pairs(FIXTURES / dialect)]
 
 
 def _assert_subset(staged: dict, expected: dict, where: str) -> None:
     for column, value in expected.items():
-        assert _utc(staged[column]) == value, f"{where}: {column}"
+        assert utc(staged[column]) == value, f"{where}: {column}"
 
 
 @pytest.fixture(scope="module")
