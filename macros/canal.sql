@@ -1,7 +1,8 @@
 {#- Canal-shaped dialects (spec 004 FlatMessage, spec 000 CloudCanal flavour, spec 003 OMS Canal,
     spec 002 CKafka Canal-shaped DDL): SQL shared by stg_canal_json__changes and
     stg_oms_canal_json__changes (their two steps, canal_checked_messages and canal_staged_rows; the
-    models differ only in their value decoder) and stg_ckafka_json__changes; what every JSON dialect shares is in macros/staging.sql.
+    models differ only in their value decoder) and stg_ckafka_json__changes; what every JSON
+    dialect shares is in macros/staging.sql.
     docs/dialects/canal_json.md, oms_canal_json.md and ckafka_json.md explain the choices. -#}
 
 {% macro canal_epoch_unit(text) -%}

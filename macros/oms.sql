@@ -173,61 +173,61 @@ canonical as (
 decoded as (
     select
         *,
-            coalesce(
-                pre_error_code,
-                case when before_image['error'] is not null or after_image['error'] is not null then 'invalid_value' end
-            ) as error_code,
-            coalesce(
-                pre_error_detail,
-                concat('prevStruct: ', before_image['error']),
-                concat('postStruct: ', after_image['error'])
-            ) as error_detail,
-            case
-                when row_op is not null then 'ROW'
-                when record_type = 'DDL' then 'DDL'
-                when record_type = 'HEARTBEAT' then 'HEARTBEAT'
-            end as event_kind,
-            coalesce(row_op, case when record_type = 'DDL' then {{ cdc_ddl_op('ddl_text') }} end, record_type) as op,
-            lower(db_type) as source_db_type,
-            case when db_has_tenant then substring_index(db, '.', 1) end as tenant_name,
-            case when db_has_tenant then substr(db, instr(db, '.') + 1) else db end as database_name,
-            cast(null as string) as schema_name,
-            meta_table_name as table_name,
-            coalesce(
-                array_distinct(filter(key_names_sent, name -> name != '')), cast(array() as array<string>)
-            ) as primary_key_columns,
-            case when size(filter(key_names_sent, name -> name != '')) > 0 then 'message' else 'none' end
-                as primary_key_source,
-            before_image['values'] as before,
-            after_image['values'] as after,
-            case when row_op is not null then false end as before_is_partial,
-            case when row_op is not null then false end as after_is_partial,
-            case when row_op is not null then {{ cdc_map_union("before_image['types']", "after_image['types']") }} end
-                as column_types,
-            record_ts as event_ts,
-            case when record_ts is not null then 's' end as event_ts_precision,
-            cast(null as timestamp) as emitted_ts,
-            coalesce(store_sequence, checkpoint) as source_position,
-            unique_id as transaction_id,
-            store_sequence_number as position_number,
-            case when record_type = 'DDL' then ddl_text end as ddl_statement,
-            cast(0 as int) as row_index,
-            sha2(
-                concat_ws(
-                    '\u0001',
-                    coalesce(record_type, ''),
-                    coalesce(cast(prev_json as string), ''),
-                    coalesce(cast(post_json as string), ''),
-                    {# checkpoint is OMS's progress when it wrote the message, not part of the change #}
-                    coalesce(
-                        to_json(
-                            transform_values(map_filter(meta, (k, v) -> k != 'checkpoint'), (k, v) -> cast(v as string))
-                        ),
-                        ''
-                    )
-                ),
-                256
-            ) as natural_id,
+        coalesce(
+            pre_error_code,
+            case when before_image['error'] is not null or after_image['error'] is not null then 'invalid_value' end
+        ) as error_code,
+        coalesce(
+            pre_error_detail,
+            concat('prevStruct: ', before_image['error']),
+            concat('postStruct: ', after_image['error'])
+        ) as error_detail,
+        case
+            when row_op is not null then 'ROW'
+            when record_type = 'DDL' then 'DDL'
+            when record_type = 'HEARTBEAT' then 'HEARTBEAT'
+        end as event_kind,
+        coalesce(row_op, case when record_type = 'DDL' then {{ cdc_ddl_op('ddl_text') }} end, record_type) as op,
+        lower(db_type) as source_db_type,
+        case when db_has_tenant then substring_index(db, '.', 1) end as tenant_name,
+        case when db_has_tenant then substr(db, instr(db, '.') + 1) else db end as database_name,
+        cast(null as string) as schema_name,
+        meta_table_name as table_name,
+        coalesce(
+            array_distinct(filter(key_names_sent, name -> name != '')), cast(array() as array<string>)
+        ) as primary_key_columns,
+        case when size(filter(key_names_sent, name -> name != '')) > 0 then 'message' else 'none' end
+            as primary_key_source,
+        before_image['values'] as before,
+        after_image['values'] as after,
+        case when row_op is not null then false end as before_is_partial,
+        case when row_op is not null then false end as after_is_partial,
+        case when row_op is not null then {{ cdc_map_union("before_image['types']", "after_image['types']") }} end
+            as column_types,
+        record_ts as event_ts,
+        case when record_ts is not null then 's' end as event_ts_precision,
+        cast(null as timestamp) as emitted_ts,
+        coalesce(store_sequence, checkpoint) as source_position,
+        unique_id as transaction_id,
+        store_sequence_number as position_number,
+        case when record_type = 'DDL' then ddl_text end as ddl_statement,
+        cast(0 as int) as row_index,
+        sha2(
+            concat_ws(
+                '\u0001',
+                coalesce(record_type, ''),
+                coalesce(cast(prev_json as string), ''),
+                coalesce(cast(post_json as string), ''),
+                {# checkpoint is OMS's progress when it wrote the message, not part of the change #}
+                coalesce(
+                    to_json(
+                        transform_values(map_filter(meta, (k, v) -> k != 'checkpoint'), (k, v) -> cast(v as string))
+                    ),
+                    ''
+                )
+            ),
+            256
+        ) as natural_id,
         {{ column_source_types }} as column_source_types
     from canonical
 ),
