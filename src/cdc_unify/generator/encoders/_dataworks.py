@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import random
+from abc import abstractmethod
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -110,12 +111,12 @@ class DataWorksFamilyEncoder(Encoder):
     schema_columns_field: str  # schema.<field>: [{"name", "type"}]
     untyped_types: tuple[str, ...]  # declared types any text is a value of
     unknown_ops: tuple[str, ...]  # op names the dialect does not define
-    # A message with no typed value gets its first column retyped to this and a value it is not;
-    # None: left as it is (dataworks_json, whose generated tables always have a typed column).
-    retype_to: str | None = None
+    # A message with no typed value: its first column is declared this type, with a value it is not.
+    retype_to: str
 
+    @abstractmethod
     def stream(self, workload: Workload, rng: random.Random) -> EventStream:
-        raise NotImplementedError
+        """The dialect's writer of this workload's messages."""
 
     def encode(self, workload: Workload, rng: random.Random) -> Iterator[EncodedMessage]:
         return stream_in_source_order(self.stream(workload, rng), workload)
@@ -150,8 +151,6 @@ class DataWorksFamilyEncoder(Encoder):
                 if declared.get(name) not in (None, *self.untyped_types) and value is not None:
                     image[self.image_field][name] = f"not a {declared[name]}"
                     return
-        if self.retype_to is None:
-            return
         column = doc["schema"][self.schema_columns_field][0]
         column["type"] = self.retype_to
         for image in (doc["payload"]["after"], doc["payload"]["before"]):

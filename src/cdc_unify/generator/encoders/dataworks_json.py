@@ -123,6 +123,7 @@ class DataWorksJsonEncoder(dw.DataWorksFamilyEncoder):
     schema_columns_field = "dataColumn"
     untyped_types = ("STRING",)
     unknown_ops = ("UPSERT", "insert", "UPDATE", "MERGE")
+    retype_to = "LONG"
 
     def stream(self, workload: Workload, rng: random.Random) -> _Stream:
         first = workload.transactions[0].commit_ts if workload.transactions else dw.EPOCH
