@@ -163,9 +163,9 @@
 
 {% macro cdc_may_broadcast(new_rows) -%}
     {#-
-        Whether an incremental run of a model (int_change_events, int_row_changes, and the lookups of
-        earlier deliveries in cdc_first_landings) broadcasts the key sets it filters rows of the
-        history by (cdc_broadcast_keys), decided when the run starts: yes while the new
+        Whether an incremental run of a model (int_staged_events' lookup of earlier deliveries,
+        int_change_events, int_row_changes, cdc_feed_health's pair keys) broadcasts the key sets it
+        filters rows of the history by (cdc_broadcast_keys), decided when the run starts: yes while the new
         rows its keys come from (`new_rows`, cdc_count_rows) are at most var
         `cdc_broadcast_key_limit` (default 500,000; 0: never). Broadcast, the wide side is filtered
         where it is read instead of shuffled whole to meet the keys (Spark cannot know a key set is

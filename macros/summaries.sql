@@ -99,39 +99,6 @@
     ) }}
 {%- endmacro %}
 
-{% macro cdc_first_landings(new_rows, staged, held_until, broadcast=false) -%}
-    {#- The first delivery of every message event of `new_rows` (staged rows landed since a model's
-        last run, with column `held_until`: the newest landing that model held for the row's feed)
-        that no staged row of `staged` delivered before: the events new to the model, each once,
-        however often it landed. A redelivery of an event the model already counted is not here.
-        The earlier deliveries are found by a semi join of `staged` with the new event ids, so
-        `staged` is scanned (event_id and landed_at) and, with `broadcast` (cdc_may_broadcast),
-        filtered where it is read instead of shuffled whole; what it yields is bounded by the new
-        rows and their redeliveries, not by the history. -#}
-    select ranked.*
-    from (
-        select
-            *,
-            row_number() over (
-                partition by event_id
-                order by landed_at, landing_timestamp, landing_topic, landing_partition, landing_offset, row_index
-            ) as delivery_rank
-        from {{ new_rows }}
-    ) as ranked
-    {%- if is_incremental() %}
-        left anti join (
-            select {{ cdc_broadcast_keys(['new_ids'], broadcast) }}
-                earlier.event_id,
-                new_ids.held_until
-            from {{ staged }} as earlier
-            inner join (select distinct event_id, {{ held_until }} as held_until from {{ new_rows }}) as new_ids
-                on earlier.event_id = new_ids.event_id and earlier.landed_at <= new_ids.held_until
-        ) as earlier
-            on ranked.event_id = earlier.event_id and ranked.{{ held_until }} = earlier.held_until
-    {%- endif %}
-    where ranked.delivery_rank = 1
-{%- endmacro %}
-
 {% macro cdc_merge_part(relation, columns, merged_columns) -%}
     {#- One part of a merge of per-feed aggregates (cdc_feed_health): `relation`'s feed, dialect and
         `columns`, every other of `merged_columns` null, so the parts line up for `union all`. -#}

@@ -17,8 +17,8 @@
       (quadratic for frequently updated rows).
     Incremental: an identity's rows depend on its own units and its table's truncates alone. A run
     takes the events int_change_events built since this model last wrote (built_at after the
-    newest of its rows: new events, and events rebuilt by a redelivery or a completed split
-    update), recomputes only the identities those events
+    newest of its rows: new events, and the events of split-update pair keys it rebuilt),
+    recomputes only the identities those events
     touch (now or when built) and every identity of a table a new truncate cuts, and, as rows live
     in `key_bucket` partitions (a hash of table and identity), overwrites the partitions they fall
     in with the recomputed rows plus the stored rows of every other identity there. What it reads:
@@ -98,9 +98,9 @@ table_truncates as (
         from {{ this }}
     ),
 
-    -- Events int_change_events built since this model last wrote: new events and the ones it
-    -- rebuilt (a redelivery counted, a split update paired). A BEFORE half a paired update absorbs
-    -- never had units (UPDATE_BEFORE is no row op here), so its going changes no stored row.
+    -- Events int_change_events built since this model last wrote: new events and the pair events
+    -- it rebuilt (a split update paired or re-ranked). A BEFORE half a paired update absorbs never
+    -- had units (UPDATE_BEFORE is no row op here), so its going changes no stored row.
     changed_events as (
         select event_id
         from {{ ref('int_change_events') }}

@@ -9,13 +9,12 @@
     in the history whenever it lands. Events are the distinct decoded row and DDL events of the
     messages (staged rows de-duplicated by event id; the two halves of a split update are two
     events, each with the columns and types its message carries).
-    Incremental (insert_overwrite, one partition per feed): a run reads the decoded staged rows
-    landed since the newest landing it holds for their feed (landed_until), drops the events a
-    staged row delivered before (a lookup of their event ids in the staged rows: one scan of every
-    staged row's event_id and landed_at, filtered by the new event ids, broadcast while
-    cdc_may_broadcast allows: nothing of the history is shuffled), aggregates the
-    rest per column and type, merges that with the rows it holds for those feeds (counts add up,
-    first/last sightings and the key by min/max in source order) and rewrites those feeds.
+    Incremental (insert_overwrite, one partition per feed): a run reads the decoded staged rows landed
+    since the newest landing it holds for their feed (landed_until), drops the redeliveries
+    (int_staged_events marks every later delivery of an event id when it appends it, so no earlier
+    staged row is read), aggregates the rest per column and type, merges that with the rows it holds
+    for those feeds (counts add up, first/last sightings and the key by min/max in source order) and
+    rewrites those feeds.
 -#}
 {{ config(
     materialized='incremental',
@@ -31,7 +30,6 @@
 {#- The newest landing this model holds per feed (incremental runs). -#}
 {% set held = cdc_held_watermarks(held_until='landed_until', new_rows_of=ref('int_staged_events')) %}
 {% do cdc_skip_write_when_nothing_new(held.new_rows if held is not none else none) %}
-{% set broadcast = cdc_may_broadcast(held.new_rows if held is not none else none) %}
 
 with staged as (
     select * from {{ ref('int_staged_events') }}
@@ -39,10 +37,7 @@ with staged as (
 ),
 
 new_rows as (
-    select
-        *,
-        {{ cdc_held_until(held) }} as held_until
-    from staged
+    select * from staged
     where event_kind in ('ROW', 'DDL')
         and table_name is not null
         and {{ cdc_landed_after_held(held) }}
@@ -52,7 +47,9 @@ described_events as (
     select
         *,
         {{ cdc_table_key() }} as table_key
-    from ({{ cdc_first_landings('new_rows', 'staged', 'held_until', broadcast) }}) as first_landings
+    from new_rows
+    -- Each event once, at its first delivery: a redelivery's event was counted when it first landed.
+    where not is_redelivery
 ),
 
 event_columns as (

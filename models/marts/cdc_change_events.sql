@@ -1,17 +1,41 @@
 {#- The canonical change events of every feed (grain: one distinct row change or non-row event).
     A view: the columns of int_change_events as they are (source_name named feed, as in every
-    mart), so a run does not copy the largest table (an incremental int_change_events rewrites its
-    partitions, a copy would rewrite all). -#}
+    mart), so a run does not copy the largest table. delivery_count is counted here, when the view
+    is read, from the staged rows int_staged_events marks as redeliveries (few, and their
+    is_redelivery column is all the scan keeps of the rest): stored with the event, every
+    redelivery would rewrite an event an earlier run appended (docs/semantics.md). -#}
 {{ config(materialized='view') }}
 
 {% set columns = [] %}
 {% for column in cdc_change_event_column_names() %}
-    {% do columns.append('source_name as feed' if column == 'source_name' else column) %}
+    {% if column == 'source_name' %}
+        {% do columns.append('change_events.source_name as feed') %}
+    {% elif column == 'delivery_count' %}
+        {% do columns.append('1 + coalesce(redeliveries.redeliveries, 0) as delivery_count') %}
+    {% else %}
+        {% do columns.append('change_events.' ~ column) %}
+    {% endif %}
 {% endfor %}
 
 with change_events as (
     select * from {{ ref('int_change_events') }}
+),
+
+staged_events as (
+    select * from {{ ref('int_staged_events') }}
+),
+
+redeliveries as (
+    select
+        event_id,
+        count(*) as redeliveries
+    from staged_events
+    where is_redelivery and message_status = 'decoded'
+    group by event_id
 )
 
-select {{ columns | join(', ') }}, built_at
+select
+    {{ columns | join(',\n    ') }},
+    change_events.built_at
 from change_events
+left join redeliveries on change_events.event_id = redeliveries.event_id

@@ -13,17 +13,17 @@
     histogram of log-spaced lag buckets, 1% wide (lag_histogram, docs/analysts.md): exact to
     within 1% of the lag, and mergeable, so an incremental run adds to it. Nothing here depends on
     the run time, so re-running on unchanged input gives the same table.
-    Incremental (insert_overwrite, one partition per feed): a run reads the landing rows and the
-    staged rows landed since the newest it holds for the feed (last_landed_at, staged_until), looks
-    up whether their decoded events were delivered before and the split-update halves of the pair
-    keys new halves join, and adds what is new to the row it holds for each such feed: counts and
-    sums add up, times by min/max, histograms bucket by bucket.
+    Incremental (insert_overwrite, one partition per feed): a run reads the landing rows and the staged
+    rows landed since the newest it holds for the feed (last_landed_at, staged_until), takes their
+    decoded events' first deliveries (int_staged_events marks every later one is_redelivery), looks
+    up the split-update halves of the pair keys new halves join, and adds what is new to the row it
+    holds for each such feed: counts and sums add up, times by min/max, histograms bucket by bucket.
     What it reads: the new landing and staged rows (constant watermarks the Parquet scan applies);
-    the event_id and landed_at of every staged row, and the pair-key columns of every staged split
-    half, each in one scan filtered by the new event ids / pair keys (broadcast, cdc_may_broadcast:
-    nothing of the history is shuffled); the rows it holds for the feeds it rewrites. The new
-    events are aggregated once (event_groups) and every figure is read from that aggregate.
-    A run with nothing landed or staged since counts that (constant filters) and runs nothing else.
+    the pair-key columns of every staged split half, in one scan filtered by the new pair keys
+    (broadcast, cdc_may_broadcast: nothing of the history is shuffled); the rows it holds for the
+    feeds it rewrites. The new events are aggregated once (event_groups) and every figure is read
+    from that aggregate. A run with nothing landed or staged since counts that (constant filters)
+    and runs nothing else.
 -#}
 {{ config(
     materialized='incremental',
@@ -139,7 +139,8 @@ new_events as (
     select
         *,
         case when op <> 'UPDATE_BEFORE' then unix_micros(landed_at) - unix_micros(event_ts) end as lag_micros
-    from ({{ cdc_first_landings('new_deliveries', 'decoded', 'held_until', broadcast) }}) as first_landings
+    from new_deliveries
+    where not is_redelivery
 ),
 
 -- The new events counted once, by feed, lag bucket and (for a split-update half) pair key: every

@@ -295,25 +295,33 @@ def staged_files() -> dict[str, set[str]]:
     }
 
 
+def final_event_files() -> set[str]:
+    """The data files of int_change_events' `event_slice=final` partition, which runs append to."""
+    files = spark_session().table(f"{INTERMEDIATE_SCHEMA}.int_change_events").inputFiles()
+    return {f for f in files if "/event_slice=final/" in f}
+
+
 def workload_build() -> dict[str, Any]:
     """The shared workload, built as a deployment would see it, with a snapshot after each step:
     load 1 landed and built from scratch (`after_load_1`); loads 2 and 3 landed and built
     incrementally, one run each (`after_load_2`, `final`); the same input built again (`rerun`);
     then `--full-refresh` (`full_refresh`). Returns those snapshots plus `out_dir`, the
-    generator's `manifest` and `staged_files` (the staging tables' data files after each load)."""
+    generator's `manifest`, `staged_files` (the staging tables' data files after each load) and
+    `final_event_files` (those of int_change_events' appended partition after each load)."""
     if "workload" not in _STATE:
         from cdc_unify.contract import DIALECTS
         from cdc_unify.generator.run import generate
 
         out_dir = harness_root() / "workload"
         manifest = generate(events=WORKLOAD_EVENTS, seed=WORKLOAD_SEED, out_dir=out_dir, dialects=DIALECTS)
-        snapshots, files = [], []
+        snapshots, files, event_files = [], [], []
         for load in (1, 2, 3):
             for dialect in DIALECTS:
                 land_load(out_dir, dialect, load, replace=load == 1)
             build_all(full_refresh=load == 1)
             snapshots.append(snapshot())
             files.append(staged_files())
+            event_files.append(final_event_files())
         build_all()
         rerun = snapshot()
         build_all(full_refresh=True)
@@ -324,6 +332,7 @@ def workload_build() -> dict[str, Any]:
             "after_load_2": snapshots[1],
             "final": snapshots[2],
             "staged_files": tuple(files),
+            "final_event_files": tuple(event_files),
             "rerun": rerun,
             "full_refresh": snapshot(),
         }

@@ -233,6 +233,14 @@ def test_incremental_run_stages_only_new_loads(workload) -> None:
         assert (after_2[name] < final[name]) if dialect in THIRD_LOAD_DIALECTS else after_2[name] == final[name], name
 
 
+def test_incremental_runs_append_events_and_rewrite_none_of_the_final_ones(workload) -> None:
+    """int_change_events' `final` partition (every event that is no split half) keeps every file
+    of the runs before and gains the new events' files; the equality with a full refresh below
+    would pass on a rewrite too, at the cost of the whole history."""
+    after_1, after_2, final = workload["final_event_files"]
+    assert after_1 and after_1 < after_2 < final
+
+
 def test_incremental_run_equals_full_refresh(workload) -> None:
     # built_at says which run wrote a row (docs/testing.md): the full refresh wrote every row later.
     # A rerun on unchanged input rewrites none, so the test above compares it too.

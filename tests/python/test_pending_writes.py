@@ -46,6 +46,7 @@ def create(name: str, values: list[tuple[int, str]], partitioned: bool) -> None:
 
 
 TARGET = [(1, "a"), (1, "b"), (2, "c"), (3, "d")]
+BUCKETS_REPLACED = pending_writes.Layout(("bucket",), replace=True)
 PENDING = [(1, "e"), (3, "f"), (3, "g"), (4, "h")]
 
 
@@ -105,14 +106,34 @@ def test_a_killed_write_applied_again_gives_the_whole_write(kill: str, monkeypat
     spark = spark_session()
     create("target", TARGET, partitioned)
     create("pending", PENDING, partitioned)
-    partition_by = ["bucket"] if partitioned else []
+    layout = pending_writes.Layout(("bucket",) if partitioned else (), replace)
     owner = pending_writes if step == "finish" else pending_writes.TableFiles
     with monkeypatch.context() as patch:
         patch.setattr(owner, step, killed(getattr(owner, step)))
         with pytest.raises(Killed):
-            pending_writes.apply_pending(spark, relation("pending"), relation("target"), partition_by, replace)
-    assert pending_writes.apply_pending(spark, relation("pending"), relation("target"), partition_by, replace)
+            pending_writes.apply_pending(spark, relation("pending"), relation("target"), layout)
+    assert pending_writes.apply_pending(spark, relation("pending"), relation("target"), layout)
     assert rows("target") == expected(replace)
+    assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
+
+
+@pytest.mark.parametrize("killed", [False, True], ids=["whole", "killed-in-the-appended-partition"])
+def test_an_overwrite_adds_to_its_appended_partitions(killed: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """insert_overwrite with `appended` partitions (int_change_events' `event_slice=final`): those
+    keep their stored rows and gain the new ones, every other partition of the write is replaced;
+    killed while moving the appended partition's files, applied again, the same."""
+    spark = spark_session()
+    create("target", TARGET, partitioned=True)
+    create("pending", PENDING, partitioned=True)
+    apply = [spark, relation("pending"), relation("target"), pending_writes.Layout(("bucket",), True, ("bucket=3",))]
+    if killed:
+        with monkeypatch.context() as patch:
+            patch.setattr(pending_writes.TableFiles, "move_files", lambda *args: one_file_then_die(*args))
+            with pytest.raises(Killed):
+                pending_writes.apply_pending(*apply)
+    assert pending_writes.apply_pending(*apply)
+    replaced = {bucket for bucket, _ in PENDING} - {3}
+    assert rows("target") == as_rows([(b, v) for b, v in TARGET if b not in replaced] + PENDING)
     assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
 
 
@@ -120,7 +141,7 @@ def test_no_pending_table_is_nothing_to_apply() -> None:
     spark = spark_session()
     create("target", TARGET, partitioned=True)
     spark.sql(f"drop table if exists {SCHEMA}.pending")
-    assert not pending_writes.apply_pending(spark, relation("pending"), relation("target"), ["bucket"], True)
+    assert not pending_writes.apply_pending(spark, relation("pending"), relation("target"), BUCKETS_REPLACED)
     assert rows("target") == as_rows(TARGET)
 
 
@@ -133,8 +154,8 @@ def test_an_empty_write_adds_no_file(partitioned: bool) -> None:
     spark.sql(f"drop table if exists {SCHEMA}.pending")
     spark.sql(f"create table {SCHEMA}.pending using parquet as select * from {SCHEMA}.target where false")
     before = set(spark.table(f"{SCHEMA}.target").inputFiles())
-    partition_by = ["bucket"] if partitioned else []
-    assert not pending_writes.apply_written(spark, relation("pending"), relation("target"), partition_by, False)
+    layout = pending_writes.Layout(("bucket",) if partitioned else ())
+    assert not pending_writes.apply_written(spark, relation("pending"), relation("target"), layout)
     spark.sql(f"refresh table {SCHEMA}.target")
     assert set(spark.table(f"{SCHEMA}.target").inputFiles()) == before
     assert rows("target") == as_rows(TARGET)
@@ -145,7 +166,7 @@ def test_a_written_write_with_rows_is_applied() -> None:
     spark = spark_session()
     create("target", TARGET, partitioned=True)
     create("pending", PENDING, partitioned=True)
-    assert pending_writes.apply_written(spark, relation("pending"), relation("target"), ["bucket"], True)
+    assert pending_writes.apply_written(spark, relation("pending"), relation("target"), BUCKETS_REPLACED)
     assert rows("target") == expected(replace=True)
     assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
 

@@ -35,35 +35,27 @@ class SparkSessionAdapter(SparkAdapter):
         return {**super()._get_adapter_specific_run_info(config), "adapter_type": "sparksession"}
 
     @available
-    def apply_pending_write(
-        self, pending: BaseRelation, target: BaseRelation, partition_by: list[str], replace: bool
-    ) -> bool:
-        """Finish (or, left by a killed run, redo) an incremental write: pending_writes.apply_pending."""
-        return pending_writes.apply_pending(self._session(), pending, target, list(partition_by), replace)
+    def apply_pending_write(self, pending: BaseRelation, target: BaseRelation, layout: dict[str, Any]) -> bool:
+        """Finish (or, left by a killed run, redo) an incremental write: pending_writes.apply_pending
+        (`layout`: pending_writes.Layout.of)."""
+        return pending_writes.apply_pending(self._session(), pending, target, pending_writes.Layout.of(layout))
 
     @available
-    def apply_killed_write(
-        self, pending: BaseRelation, target: BaseRelation, partition_by: list[str], replace: bool
-    ) -> bool:
+    def apply_killed_write(self, pending: BaseRelation, target: BaseRelation, layout: dict[str, Any]) -> bool:
         """A killed run's pending write of an existing table, applied when the next run starts; one of
         a table that no longer exists is left to its model's next build, which drops it."""
         session = self._session()
         if not pending_writes.table_exists(session, pending) or not pending_writes.table_exists(session, target):
             return False
-        return pending_writes.apply_pending(session, pending, target, list(partition_by), replace)
+        return pending_writes.apply_pending(session, pending, target, pending_writes.Layout.of(layout))
 
     @available
     def apply_written(
-        self,
-        invocation_id: str,
-        pending: BaseRelation,
-        target: BaseRelation,
-        partition_by: list[str],
-        replace: bool,
+        self, invocation_id: str, pending: BaseRelation, target: BaseRelation, layout: dict[str, Any]
     ) -> bool:
         """Apply the pending write a run has just made (pending_writes.apply_written) and remember
         for the invocation's data tests whether it had rows."""
-        rows = pending_writes.apply_written(self._session(), pending, target, list(partition_by), replace)
+        rows = pending_writes.apply_written(self._session(), pending, target, pending_writes.Layout.of(layout))
         self._run.record_write(invocation_id, target, rows)
         return rows
 

@@ -15,6 +15,8 @@ applied then, whatever part of it was applied before, since every step skips wha
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -113,31 +115,54 @@ def clear_unregistered_location(spark: SparkSession, relation: Any) -> bool:
     return True
 
 
-def apply_pending(spark: SparkSession, pending: Any, target: Any, partition_by: list[str], replace: bool) -> bool:
-    """Moves the data of table `pending` into table `target` and drops `pending`; False if there is
-    no pending table. Per partition (`partition_by`, in the tables' order): `replace` swaps the
-    target's partition folder for the pending one (insert_overwrite), else the files are added to
-    it (append). A killed run's pending table may have lost files to the target already, so it is
-    applied as it is: every step skips what is done."""
+@dataclass(frozen=True)
+class Layout:
+    """How a model's write lands in its table: per partition (`partition_by`, in the tables'
+    order), `replace` swaps the table's partition folder for the written one (insert_overwrite),
+    else the files are added to it (append). `appended` names partitions (folder paths such as
+    `event_slice=final`) whose files are added even when `replace` is set: a model that appends
+    its new rows to one partition and rewrites a few others in the same write."""
+
+    partition_by: tuple[str, ...] = ()
+    replace: bool = False
+    appended: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any]) -> Layout:
+        """From the materialization's dict (keys partition_by, replace, appended)."""
+        return cls(
+            tuple(config.get("partition_by") or ()),
+            bool(config.get("replace")),
+            tuple(config.get("appended") or ()),
+        )
+
+    def replaces(self, partition: str) -> bool:
+        return self.replace and partition not in self.appended
+
+
+def apply_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> bool:
+    """Moves the data of table `pending` into table `target` as `layout` says and drops `pending`;
+    False if there is no pending table. A killed run's pending table may have lost files to the
+    target already, so it is applied as it is: every step skips what is done."""
     if not table_exists(spark, pending):
         return False
     files = TableFiles(spark)
     source_root = files.path(table_location(spark, pending))
     target_root = files.path(table_location(spark, target))
-    for partition in files.leaves(source_root, len(partition_by)):
+    for partition in files.leaves(source_root, len(layout.partition_by)):
         source = source_root if partition == "." else files.path(source_root, partition)
         destination = target_root if partition == "." else files.path(target_root, partition)
         if not files.fs(source).exists(source):
             continue  # moved by the killed run
-        if replace:
+        if layout.replaces(partition):
             files.replace_folder(source, destination)
         else:
             files.move_files(source, destination)
-    finish(spark, pending, target, partitioned=bool(partition_by))
+    finish(spark, pending, target, partitioned=bool(layout.partition_by))
     return True
 
 
-def apply_written(spark: SparkSession, pending: Any, target: Any, partition_by: list[str], replace: bool) -> bool:
+def apply_written(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> bool:
     """apply_pending for the pending table a run has just written (none of its files moved yet);
     True if it had rows. One without rows is dropped: Spark writes a file even for no rows (one
     holding the schema), and moved in it would add a file to the table on every run with nothing
@@ -145,7 +170,7 @@ def apply_written(spark: SparkSession, pending: Any, target: Any, partition_by: 
     if spark.table(quoted(pending)).isEmpty():
         spark.sql(f"drop table {quoted(pending)}")
         return False
-    apply_pending(spark, pending, target, partition_by, replace)
+    apply_pending(spark, pending, target, layout)
     return True
 
 

@@ -3,10 +3,13 @@
     pending_writes.py): an incremental run writes its rows to a pending table, complete before
     anything of the model's table changes, then moves its files in (append: added to the table or
     its partitions; insert_overwrite: each partition it holds replaces the table's). A pending table
-    left by a killed run is applied before the model reads `this` again; a full build discards it.
-    A model that found nothing new when it compiled (macro cdc_skip_write_when_nothing_new) writes
-    nothing and runs no query. Otherwise as dbt-spark's: same strategies (append, insert_overwrite
-    with partition_by), schema change handling, hooks, grants and docs.
+    left by a killed run is applied before the model reads `this` again; a full build discards it. A
+    model that found nothing new when it compiled (macro cdc_skip_write_when_nothing_new) writes
+    nothing and runs no query. Config `appended_partitions` (insert_overwrite only): partition
+    folders, such as `event_slice=final`, whose new files are added to instead of replacing the
+    stored ones, for a model that appends most of its rows and rewrites a few partitions
+    (int_change_events). Otherwise as dbt-spark's: same strategies (append, insert_overwrite with
+    partition_by), schema change handling, hooks, grants and docs.
 -#}
 
 {% materialization incremental, adapter='sparksession', supported_languages=['sql', 'python'] -%}
@@ -19,6 +22,11 @@
   {%- if partition_by is string -%}
     {%- set partition_by = [partition_by] -%}
   {%- endif -%}
+  {%- set layout = {
+      'partition_by': partition_by,
+      'replace': strategy == 'insert_overwrite',
+      'appended': config.get('appended_partitions') or [],
+  } -%}
   {%- if strategy not in ['append', 'insert_overwrite'] or (strategy == 'insert_overwrite' and not partition_by) -%}
     {{ exceptions.raise_compiler_error(
         'sparksession writes incremental models with strategy append, or insert_overwrite with partition_by; '
@@ -45,7 +53,7 @@
   {%- else -%}
     {#- A killed run's rows first (applied already when the run started, unless its on-run-start
         hook did not run: sparksession_apply_killed_writes). -#}
-    {% do adapter.apply_pending_write(pending_relation, target_relation, partition_by, strategy == 'insert_overwrite') %}
+    {% do adapter.apply_pending_write(pending_relation, target_relation, layout) %}
     {%- if adapter.write_skipped(invocation_id, target_relation) -%}
       {#- The model found nothing new when it compiled (adapter.skip_write): no query, no write. -#}
       {%- call statement('main') -%}
@@ -64,9 +72,7 @@
       {%- endif -%}
       {%- do process_schema_changes(on_schema_change, pending_relation, existing_relation) -%}
       {#- Just written: a write without rows is dropped instead of adding an empty file. -#}
-      {% do adapter.apply_written(
-          invocation_id, pending_relation, target_relation, partition_by, strategy == 'insert_overwrite'
-      ) %}
+      {% do adapter.apply_written(invocation_id, pending_relation, target_relation, layout) %}
     {%- endif -%}
   {%- endif -%}
 
@@ -86,14 +92,16 @@
     {%- for node in graph.nodes.values()
         if node.resource_type == 'model' and node.config.materialized == 'incremental' -%}
       {%- set partition_by = node.config.partition_by or [] -%}
+      {%- set layout = {
+          'partition_by': [partition_by] if partition_by is string else partition_by,
+          'replace': node.config.incremental_strategy == 'insert_overwrite',
+          'appended': node.config.get('appended_partitions') or [],
+      } -%}
       {%- set target = api.Relation.create(
           database=node.database, schema=node.schema, identifier=node.alias, type='table'
       ) -%}
       {%- set pending = target.incorporate(path={"identifier": node.alias ~ '__dbt_pending'}) -%}
-      {%- do adapter.apply_killed_write(
-          pending, target, [partition_by] if partition_by is string else partition_by,
-          node.config.incremental_strategy == 'insert_overwrite'
-      ) -%}
+      {%- do adapter.apply_killed_write(pending, target, layout) -%}
     {%- endfor -%}
   {%- endif -%}
 {%- endmacro %}
