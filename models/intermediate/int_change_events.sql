@@ -20,8 +20,9 @@
     stored events there.
     What it reads: the staged rows landed since the newest this model holds per feed (constant
     watermarks, cdc_held_watermarks, which the Parquet scan applies); only when those hold split
-    halves, every staged row to find the halves of their pair keys (still a read of the staged
-    history, filtered after the scan) and the stored events of the pair partitions it overwrites.
+    halves, the staged split halves (int_staged_events' partition is_split_half=true, a few percent
+    of the staged rows) to find every half of their pair keys, and the stored events of the pair
+    partitions it overwrites. A redelivered half touches no pair.
     A run with nothing new counts the staged rows landed since and reads and writes nothing else.
 -#}
 {{ config(
@@ -88,10 +89,7 @@ with decoded as (
             *,
             -- A split update's half. A 64-bit hash names its pair key: a collision only means one
             -- more pair rebuilt by an incremental run.
-            case
-                when op in ('UPDATE_BEFORE', 'UPDATE_AFTER') and source_position is not null
-                    then xxhash64({{ pair_key | join(', ') }})
-            end as pair_hash
+            case when is_split_half then xxhash64({{ pair_key | join(', ') }}) end as pair_hash
         from {{ ref('int_staged_events') }}
         where message_status = 'decoded'
     ) as staged
@@ -103,13 +101,14 @@ with decoded as (
         where {{ cdc_landed_after_held(held) }}
     ),
 
+    -- A redelivered half changes no pair: its first delivery was paired when it landed.
     new_pair_hashes as (
         select distinct pair_hash from new_rows
-        where pair_hash is not null
+        where pair_hash is not null and not is_redelivery
     ),
 
     -- A new event that is no split half is built from its own row; a pair key a new half joins
-    -- is rebuilt from every half it has.
+    -- is rebuilt from every half it has (read from int_staged_events' partition of split halves).
     events_to_build as (
         select * from new_rows
         where pair_hash is null
@@ -117,13 +116,14 @@ with decoded as (
         select {{ cdc_broadcast_keys(['new_pair_hashes'], broadcast) }} decoded.*
         from decoded
         left semi join new_pair_hashes on decoded.pair_hash = new_pair_hashes.pair_hash
+        where decoded.is_split_half
     ),
 
     -- A pair partition is overwritten whole: it keeps the stored events of the pair keys no new
     -- row has a half of.
     touched_slices as (
         select distinct event_slice from new_rows
-        where pair_hash is not null
+        where pair_hash is not null and not is_redelivery
     ),
 
     kept_events as (

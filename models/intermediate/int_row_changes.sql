@@ -23,8 +23,9 @@
     in `key_bucket` partitions (a hash of table and identity), overwrites the partitions they fall
     in with the recomputed rows plus the stored rows of every other identity there. What it reads:
     the built_at, event id and op columns of all events and the identity columns of its own rows
-    (narrow), the images of the events on recomputed identities, and the rows of the partitions
-    it overwrites. A run with nothing new counts the events built since (a filter on a constant
+    (narrow), the changed events (a built_at filter the Parquet scan applies), the images of the
+    stored events on recomputed identities (a join over every event: the one wide read of the
+    event history left), and the rows of the partitions it overwrites. A run with nothing new counts the events built since (a filter on a constant
     built_at) and reads and writes nothing else. The result
     is the full refresh's, late events included.
     Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
@@ -114,7 +115,14 @@ table_truncates as (
         where op = 'TRUNCATE' and {{ built_since }}
     ),
 
-    {{ cdc_row_units('events', 'of_changed_events', event_ids='changed_events', broadcast=broadcast) }},
+    -- The changed events' rows, found by the constant built_at filter, which the Parquet scan
+    -- applies (files written before are skipped), not by a join over every event.
+    changed_event_rows as (
+        select * from events
+        where {{ built_since }}
+    ),
+
+    {{ cdc_row_units('changed_event_rows', 'of_changed_events') }},
 
     -- An identity's rows depend on its units and its table's truncates alone: the identities a
     -- changed event reaches or leaves now or did when built, and every identity of a table whose

@@ -19,11 +19,11 @@
     up the split-update halves of the pair keys new halves join, and adds what is new to the row it
     holds for each such feed: counts and sums add up, times by min/max, histograms bucket by bucket.
     What it reads: the new landing and staged rows (constant watermarks the Parquet scan applies);
-    the pair-key columns of every staged split half, in one scan filtered by the new pair keys
-    (broadcast, cdc_may_broadcast: nothing of the history is shuffled); the rows it holds for the
-    feeds it rewrites. The new events are aggregated once (event_groups) and every figure is read
-    from that aggregate. A run with nothing landed or staged since counts that (constant filters)
-    and runs nothing else.
+    the pair-key columns of the staged split halves (int_staged_events' partition
+    is_split_half=true), in one scan filtered by the new pair keys (broadcast, cdc_may_broadcast:
+    nothing of the history is shuffled); the rows it holds for the feeds it rewrites. The new
+    events are aggregated once (event_groups) and every figure is read from that aggregate. A run
+    with nothing landed or staged since counts that (constant filters) and runs nothing else.
 -#}
 {{ config(
     materialized='incremental',
@@ -152,9 +152,9 @@ event_groups as (
         held_until,
         {{ lag_bucket }} as bucket,
         {%- for column in pair_key[2:] %}
-            case when is_pair_half then {{ column }} end as {{ column }},
+            case when is_split_half then {{ column }} end as {{ column }},
         {%- endfor %}
-        is_pair_half,
+        is_split_half,
         count(*) as message_events,
         count_if(event_kind = 'ROW' and op = 'INSERT') as insert_events,
         count_if(event_kind = 'ROW' and op = 'UPDATE') as unsplit_update_events,
@@ -174,15 +174,10 @@ event_groups as (
         sum(cast(lag_micros as decimal(38, 0))) as lag_micros_sum,
         min(lag_micros) as lag_micros_min,
         max(lag_micros) as lag_micros_max
-    from (
-        select
-            *,
-            op in ('UPDATE_BEFORE', 'UPDATE_AFTER') and source_position is not null as is_pair_half
-        from new_events
-    ) as events
+    from new_events
     group by
         {% for column in pair_key[:2] + ['held_until', 'bucket'] + pair_key[2:] %}{{ column }},
-        {% endfor %}is_pair_half
+        {% endfor %}is_split_half
 ),
 
 event_stats as (
@@ -221,7 +216,7 @@ delivery_counts as (
 new_pair_keys as (
     select distinct {{ pair_key | join(', ') }}, held_until
     from event_groups
-    where is_pair_half
+    where is_split_half
 ),
 
 pair_halves as (
@@ -239,7 +234,8 @@ pair_halves as (
     {%- for column in pair_key %}
             decoded.{{ column }} <=> new_pair_keys.{{ column }}{{ ' and' if not loop.last }}
     {%- endfor %}
-    where decoded.op in ('UPDATE_BEFORE', 'UPDATE_AFTER')
+    -- int_staged_events' partition of split halves: the rest of the staged rows is not read.
+    where decoded.is_split_half
     group by
         {% for column in pair_key %}decoded.{{ column }},
         {% endfor %}new_pair_keys.held_until,

@@ -15,11 +15,13 @@
     So `valid_from <= T and (valid_to > T or valid_to is null) and not is_deleted` is the source
     table at instant T.
     Incremental like int_row_changes: a run rebuilds the versions of the identities int_row_changes
-    rebuilt since this model last wrote (its rows with a newer built_at) from their rows there, and
-    overwrites the `key_bucket` partitions they fall in with those versions plus the stored
-    versions of every other identity there. What it reads: the built_at and identity columns of
-    int_row_changes (narrow), the rows of the rebuilt identities, and the versions of the
-    partitions it overwrites. A run with nothing new counts the rows rebuilt since (a filter on a
+    rebuilt since this model last wrote (its rows with a newer built_at: int_row_changes rewrites
+    every row of an identity it rebuilds) from their rows there, and overwrites the `key_bucket`
+    partitions they fall in with those versions plus the stored versions of every other identity
+    there. What it reads: the rows of int_row_changes with a newer built_at (a constant filter
+    the Parquet scan applies: int_row_changes writes its rebuilt rows and the rows it keeps in
+    separate files, so the kept ones are skipped), and the versions of the partitions it
+    overwrites. A run with nothing new counts the rows rebuilt since (a filter on a
     constant built_at) and reads and writes nothing else.
 -#}
 {{ config(
@@ -56,13 +58,12 @@ with all_row_changes as (
         where {{ built_since }}
     ),
 
+    -- Every row of a rebuilt identity is new (int_row_changes rebuilds an identity whole), so the
+    -- built_at filter finds them: the Parquet scan applies it, skipping the files int_row_changes
+    -- kept, instead of a join over every stored row.
     row_changes as (
-        select all_row_changes.*
-        from all_row_changes
-        left semi join rebuilt_identities
-            on
-                all_row_changes.table_key = rebuilt_identities.table_key
-                and all_row_changes.unit_identity = rebuilt_identities.unit_identity
+        select * from all_row_changes
+        where {{ built_since }}
     ),
 
     -- A partition is overwritten whole: it keeps the stored versions of the identities not rebuilt.

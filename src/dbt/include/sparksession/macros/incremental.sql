@@ -18,15 +18,10 @@
   {%- set grant_config = config.get('grants') -%}
   {%- set file_format = dbt_spark_validate_get_file_format(raw_file_format) -%}
   {%- set strategy = dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) -%}
-  {%- set partition_by = config.get('partition_by') or [] -%}
-  {%- if partition_by is string -%}
-    {%- set partition_by = [partition_by] -%}
-  {%- endif -%}
-  {%- set layout = {
-      'partition_by': partition_by,
-      'replace': strategy == 'insert_overwrite',
-      'appended': config.get('appended_partitions') or [],
-  } -%}
+  {%- set layout = sparksession_write_layout(
+      config.get('partition_by'), strategy, config.get('appended_partitions')
+  ) -%}
+  {%- set partition_by = layout.partition_by -%}
   {%- if strategy not in ['append', 'insert_overwrite'] or (strategy == 'insert_overwrite' and not partition_by) -%}
     {{ exceptions.raise_compiler_error(
         'sparksession writes incremental models with strategy append, or insert_overwrite with partition_by; '
@@ -91,12 +86,9 @@
   {%- if execute -%}
     {%- for node in graph.nodes.values()
         if node.resource_type == 'model' and node.config.materialized == 'incremental' -%}
-      {%- set partition_by = node.config.partition_by or [] -%}
-      {%- set layout = {
-          'partition_by': [partition_by] if partition_by is string else partition_by,
-          'replace': node.config.incremental_strategy == 'insert_overwrite',
-          'appended': node.config.get('appended_partitions') or [],
-      } -%}
+      {%- set layout = sparksession_write_layout(
+          node.config.partition_by, node.config.incremental_strategy, node.config.get('appended_partitions')
+      ) -%}
       {%- set target = api.Relation.create(
           database=node.database, schema=node.schema, identifier=node.alias, type='table'
       ) -%}
@@ -104,4 +96,16 @@
       {%- do adapter.apply_killed_write(pending, target, layout) -%}
     {%- endfor -%}
   {%- endif -%}
+{%- endmacro %}
+
+{% macro sparksession_write_layout(partition_by, strategy, appended_partitions) -%}
+  {#- How an incremental write lands (pending_writes.Layout): the partition columns, whether a written
+      partition replaces the table's (insert_overwrite) or is added to it, and the partitions added
+      to even so (config appended_partitions). -#}
+  {%- set partition_by = partition_by or [] -%}
+  {{ return({
+      'partition_by': [partition_by] if partition_by is string else partition_by,
+      'replace': strategy == 'insert_overwrite',
+      'appended': appended_partitions or [],
+  }) }}
 {%- endmacro %}
