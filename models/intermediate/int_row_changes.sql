@@ -25,9 +25,9 @@
     the built_at, event id and op columns of all events and the identity columns of its own rows
     (narrow), the changed events (a built_at filter the Parquet scan applies), the images of the
     stored events on recomputed identities (a join over every event: the one wide read of the
-    event history left), and the rows of the partitions it overwrites. A run with nothing new counts the events built since (a filter on a constant
-    built_at) and reads and writes nothing else. The result
-    is the full refresh's, late events included.
+    event history left), and the rows of the partitions it overwrites. A run with nothing new
+    counts the events built since (a filter on a constant built_at) and reads and writes nothing
+    else. The result is the full refresh's, late events included.
     Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
     that are read several times, and a plan that repeats its inputs grows with every reuse.
 -#}

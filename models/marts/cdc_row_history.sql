@@ -21,8 +21,8 @@
     there. What it reads: the rows of int_row_changes with a newer built_at (a constant filter
     the Parquet scan applies: int_row_changes writes its rebuilt rows and the rows it keeps in
     separate files, so the kept ones are skipped), and the versions of the partitions it
-    overwrites. A run with nothing new counts the rows rebuilt since (a filter on a
-    constant built_at) and reads and writes nothing else.
+    overwrites. A run with nothing new counts the rows rebuilt since (a filter on a constant
+    built_at) and reads and writes nothing else.
 -#}
 {{ config(
     materialized='incremental',
