@@ -13,11 +13,16 @@
         cannot use, so every stored row was read and then dropped. In a dbt unit test (`this` is a
         fixture no query can read) and while parsing, the same watermarks as a subquery.
         With `new_rows_of` (the relation the model reads new rows from, its feed in `feed_column`),
-        also how many rows it holds past them (`new_rows`, cdc_count_rows), of those the model keeps
-        (`new_rows_where`: a model that keeps some rows holds no watermark for a feed without
-        them, so every row of that feed is past it): with none, the filters of
-        cdc_landed_after_held are `false`, so Spark plans an empty input and reads nothing, and
-        the model writes nothing (cdc_skip_write_when_nothing_new). -#}
+        also how many rows it holds past them per feed, of those the model keeps (`new_rows_where`:
+        a model that keeps some rows holds no watermark for a feed without them, so every row of
+        that feed is past it): `new_rows` (their sum) and `new_feeds` (the feeds that have any).
+        cdc_landed_after_held then names only those feeds, each as one equality (and one
+        comparison when held), which the Parquet scan evaluates on row-group statistics: a filter
+        that also admits "any feed not held" (`not in` a list) cannot be, and Spark hands no
+        `not in` of more than 10 values to the scan at all, so every stored row was read.
+        That count reads two narrow columns of every row of `new_rows_of`. With no new row, the
+        filters of cdc_landed_after_held are `false`, so Spark plans an empty input and reads
+        nothing, and the model writes nothing (cdc_skip_write_when_nothing_new). -#}
     {%- if not is_incremental() -%}
         {{ return(none) }}
     {%- endif -%}
@@ -45,10 +50,17 @@
     {%- endfor -%}
     {%- set held = {'feeds': feeds} -%}
     {%- if new_rows_of is not none -%}
-        {%- do held.update({'new_rows': cdc_count_rows(
-            'select count(*) from ' ~ new_rows_of ~ ' where (' ~ new_rows_where ~ ') and '
-            ~ cdc_landed_after_held(held, feed_column)
-        )}) -%}
+        {%- set counts = run_query(
+            'select ' ~ feed_column ~ ', count(*) from ' ~ new_rows_of ~ ' where (' ~ new_rows_where ~ ') and '
+            ~ cdc_landed_after_held(held, feed_column) ~ ' group by ' ~ feed_column
+        ).rows -%}
+        {%- set new_feeds = [] -%}
+        {%- for row in counts -%}
+            {%- do new_feeds.append(none if row[0] is none else cdc_string_literal(row[0])) -%}
+        {%- endfor -%}
+        {%- set new_rows = counts | map(attribute=1) | map('int') | sum -%}
+        {{ log(this.identifier ~ ': ' ~ new_rows ~ ' new rows of ' ~ new_feeds | length ~ ' feeds') }}
+        {%- do held.update({'new_rows': new_rows, 'new_feeds': new_feeds}) -%}
     {%- endif -%}
     {{ return(held) }}
 {%- endmacro %}
@@ -71,6 +83,25 @@
     {{ return('coalesce(map(' ~ entries | join(', ') ~ ')[' ~ feed_column ~ '], ' ~ never ~ ')') }}
 {%- endmacro %}
 
+{% macro cdc_feeds_with_new_rows(helds, feed_column) -%}
+    {#- A predicate: `feed_column` is one of the feeds with new rows in any of `helds`
+        (cdc_held_watermarks with new_rows_of); none when one of them does not know its feeds
+        (a full build, a dbt unit test, while parsing). -#}
+    {%- set literals = [] -%}
+    {%- for held in helds -%}
+        {%- if held is none or 'new_feeds' not in held -%}
+            {{ return(none) }}
+        {%- endif -%}
+        {%- do literals.extend(held.new_feeds) -%}
+    {%- endfor -%}
+    {%- set named = literals | reject('none') | unique | list -%}
+    {%- set parts = [feed_column ~ ' in (' ~ named | join(', ') ~ ')'] if named else [] -%}
+    {%- if none in literals -%}
+        {%- do parts.append(feed_column ~ ' is null') -%}
+    {%- endif -%}
+    {{ return('(' ~ (parts | join(' or ') if parts else 'false') ~ ')') }}
+{%- endmacro %}
+
 {% macro cdc_landed_after_held(held, feed_column='source_name') -%}
     {#- A predicate (after `where` or `and`): the rows of each feed landed after the newest landing
         this model holds for it (`held`: cdc_held_watermarks); every row on a full build. Loads of a
@@ -85,16 +116,34 @@
     {%- elif not held.feeds -%}
         {{ return('true') }}
     {%- endif -%}
-    {%- set literals = [] -%}
-    {%- set after_held = [] -%}
+    {%- set until = {} -%}
     {%- for feed in held.feeds -%}
-        {%- do literals.append(feed.literal) -%}
+        {%- do until.update({feed.literal: feed.until}) -%}
+    {%- endfor -%}
+    {%- if 'new_feeds' in held -%}
+        {#- Only the feeds with new rows: a feed held is read past its watermark, one not held whole. -#}
+        {%- set after_held = [] -%}
+        {%- for literal in held.new_feeds -%}
+            {%- if literal is none -%}
+                {%- do after_held.append(feed_column ~ ' is null') -%}
+            {%- elif literal in until -%}
+                {%- do after_held.append(
+                    '(' ~ feed_column ~ ' = ' ~ literal ~ ' and landed_at > ' ~ until[literal] ~ ')'
+                ) -%}
+            {%- else -%}
+                {%- do after_held.append(feed_column ~ ' = ' ~ literal) -%}
+            {%- endif -%}
+        {%- endfor -%}
+        {{ return('(' ~ after_held | join(' or ') ~ ')') }}
+    {%- endif -%}
+    {%- set after_held = [] -%}
+    {%- for literal, feed_until in until.items() -%}
         {%- do after_held.append(
-            '(' ~ feed_column ~ ' = ' ~ feed.literal ~ ' and landed_at > ' ~ feed.until ~ ')'
+            '(' ~ feed_column ~ ' = ' ~ literal ~ ' and landed_at > ' ~ feed_until ~ ')'
         ) -%}
     {%- endfor -%}
     {{ return(
-        '(' ~ feed_column ~ ' is null or ' ~ feed_column ~ ' not in (' ~ literals | join(', ') ~ ') or '
+        '(' ~ feed_column ~ ' is null or ' ~ feed_column ~ ' not in (' ~ until.keys() | join(', ') ~ ') or '
         ~ after_held | join(' or ') ~ ')'
     ) }}
 {%- endmacro %}

@@ -100,26 +100,24 @@ table_truncates as (
     ),
 
     -- Events int_change_events built since this model last wrote: new events and the pair events
-    -- it rebuilt (a split update paired or re-ranked). A BEFORE half a paired update absorbs never
-    -- had units (UPDATE_BEFORE is no row op here), so its going changes no stored row.
-    changed_events as (
-        select event_id
-        from {{ ref('int_change_events') }}
+    -- it rebuilt (a split update paired or re-ranked), found by the constant built_at filter, which
+    -- the Parquet scan applies (files written before are skipped), not by a join over every event.
+    -- A BEFORE half a paired update absorbs never had units (UPDATE_BEFORE is no row op here), so
+    -- its going changes no stored row.
+    changed_event_rows as (
+        select * from events
         where {{ built_since }}
+    ),
+
+    changed_events as (
+        select event_id from changed_event_rows
     ),
 
     -- A new truncate changes the epochs of every identity of its table.
     changed_tables as (
         select distinct table_key
-        from events
-        where op = 'TRUNCATE' and {{ built_since }}
-    ),
-
-    -- The changed events' rows, found by the constant built_at filter, which the Parquet scan
-    -- applies (files written before are skipped), not by a join over every event.
-    changed_event_rows as (
-        select * from events
-        where {{ built_since }}
+        from changed_event_rows
+        where op = 'TRUNCATE'
     ),
 
     {{ cdc_row_units('changed_event_rows', 'of_changed_events') }},

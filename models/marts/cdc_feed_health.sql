@@ -18,12 +18,15 @@
     decoded events' first deliveries (int_staged_events marks every later one is_redelivery), looks
     up the split-update halves of the pair keys new halves join, and adds what is new to the row it
     holds for each such feed: counts and sums add up, times by min/max, histograms bucket by bucket.
-    What it reads: the new landing and staged rows (constant watermarks the Parquet scan applies);
-    the pair-key columns of the staged split halves (int_staged_events' partition
-    is_split_half=true), in one scan filtered by the new pair keys (broadcast, cdc_may_broadcast:
-    nothing of the history is shuffled); the rows it holds for the feeds it rewrites. The new
-    events are aggregated once (event_groups) and every figure is read from that aggregate. A run
-    with nothing landed or staged since counts that (constant filters) and runs nothing else.
+    What it reads: when it starts, the feed and landed_at columns of every landing and staged row,
+    to count the new ones per feed (cdc_held_watermarks); then the new landing and staged rows of
+    the feeds that have any (constant watermarks the Parquet scan applies), every landing table
+    in one aggregate; the pair-key columns of the staged split halves (int_staged_events'
+    partition is_split_half=true), in one scan filtered by the new pair keys (broadcast,
+    cdc_may_broadcast: nothing of the history is shuffled); the partitions it holds for the feeds
+    it rewrites (a constant filter). The new events are aggregated once (event_groups) and every
+    figure is read from that aggregate. A run with nothing landed or staged since counts that and
+    runs nothing else.
 -#}
 {{ config(
     materialized='incremental',
@@ -50,33 +53,40 @@
 {% set lag_bucket = "case when abs(lag_micros) < 1000 then 0 else cast(sign(lag_micros) * "
     ~ "(1 + floor(ln(abs(lag_micros) / 1000.0) / ln(1.01))) as int) end" %}
 
-{#- The newest landing and the newest staged landing this model holds per feed (incremental runs). -#}
-{% set held_landings = cdc_held_watermarks('feed', 'last_landed_at') %}
-{% set held_stagings = cdc_held_watermarks('feed', 'staged_until', new_rows_of=ref('int_staged_events')) %}
-{% set landed_counts = [] %}
+{#- The newest landing and the newest staged landing this model holds per feed (incremental runs),
+    with the feeds that landed or staged rows since. -#}
+{% set landings = [] %}
 {% for dialect in cdc_dialects() %}
-    {% do landed_counts.append(
-        "select feed, '" ~ dialect ~ "' as dialect, count(*) as landed_messages, "
-        ~ "max(landed_at) as last_landed_at from " ~ source('landing', dialect)
-        ~ " where " ~ cdc_landed_after_held(held_landings, 'feed') ~ " group by feed"
+    {% do landings.append(
+        "select feed, '" ~ dialect ~ "' as dialect, landed_at from " ~ source('landing', dialect)
     ) %}
 {% endfor %}
-{% if not landed_counts %}
-    {% do landed_counts.append(
-        "select cast(null as string) as feed, cast(null as string) as dialect, "
-        ~ "cast(null as bigint) as landed_messages, cast(null as timestamp) as last_landed_at where false"
-    ) %}
-{% endif %}
+{% set every_landing = '(' ~ (landings | join(' union all ') if landings else
+    'select cast(null as string) as feed, cast(null as string) as dialect, cast(null as timestamp) as landed_at '
+    ~ 'where false') ~ ') as landings' %}
+{% set held_landings = cdc_held_watermarks('feed', 'last_landed_at', new_rows_of=every_landing, feed_column='feed') %}
+{% set held_stagings = cdc_held_watermarks('feed', 'staged_until', new_rows_of=ref('int_staged_events')) %}
 {#- Nothing landed or staged since the last run: no query, no write. -#}
-{% set new_landings = cdc_count_rows(
-    'select coalesce(sum(landed_messages), 0) from (' ~ landed_counts | join(' union all ') ~ ') as landed'
-) if held_landings is not none else none %}
-{% do cdc_skip_write_when_nothing_new([new_landings, held_stagings.new_rows if held_stagings is not none else none]) %}
+{% do cdc_skip_write_when_nothing_new([
+    held_landings.new_rows if held_landings is not none else none,
+    held_stagings.new_rows if held_stagings is not none else none,
+]) %}
 {% set broadcast = cdc_may_broadcast(held_stagings.new_rows if held_stagings is not none else none) %}
+{#- The feeds with new landings or staged rows, as a constant filter (partition pruning) where the
+    run knows them. -#}
+{% set touched_filter = cdc_feeds_with_new_rows([held_landings, held_stagings], 'held.feed') %}
 
 
+-- The new landings of every dialect's landing table, counted in one aggregate (one shuffle).
 with landed as (
-    {{ landed_counts | join(' union all ') }}
+    select
+        feed,
+        dialect,
+        count(*) as landed_messages,
+        max(landed_at) as last_landed_at
+    from {{ every_landing }}
+    where {{ cdc_landed_after_held(held_landings, 'feed') }}
+    group by feed, dialect
 ),
 
 staged as (
@@ -278,16 +288,22 @@ lag_buckets as (
 
 {% if is_incremental() %}
     -- Only the feeds with new landings are merged and rewritten; the others keep their partitions.
-    touched_feeds as (
-        select feed from landed
-        union
-        select feed from message_counts
-    ),
+    {%- if touched_filter is none %}
+        touched_feeds as (
+            select feed from landed
+            union
+            select feed from message_counts
+        ),
+    {%- endif %}
 
     held as (
         select held.*
         from {{ this }} as held
+        {%- if touched_filter is not none %}
+        where {{ touched_filter }}
+        {%- else %}
         left semi join touched_feeds on held.feed = touched_feeds.feed
+        {%- endif %}
     ),
 
     held_state as (

@@ -47,23 +47,22 @@ with all_row_changes as (
 ),
 
 {% if is_incremental() %}
-    -- The identities int_row_changes rebuilt since this model last wrote: all their rows carry the
-    -- newer built_at (a keyless identity is an image's hash, shared by its numbered copies).
-    rebuilt_identities as (
-        select distinct
-            table_key,
-            unit_identity,
-            key_bucket
-        from all_row_changes
-        where {{ built_since }}
-    ),
-
     -- Every row of a rebuilt identity is new (int_row_changes rebuilds an identity whole), so the
     -- built_at filter finds them: the Parquet scan applies it, skipping the files int_row_changes
     -- kept, instead of a join over every stored row.
     row_changes as (
         select * from all_row_changes
         where {{ built_since }}
+    ),
+
+    -- The identities int_row_changes rebuilt since this model last wrote (a keyless identity is an
+    -- image's hash, shared by its numbered copies).
+    rebuilt_identities as (
+        select distinct
+            table_key,
+            unit_identity,
+            key_bucket
+        from row_changes
     ),
 
     -- A partition is overwritten whole: it keeps the stored versions of the identities not rebuilt.

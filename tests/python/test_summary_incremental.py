@@ -3,7 +3,8 @@ maintained from per-load increments, equal a `--full-refresh` build of the same 
 
 Four loads of a generated workload: batch 1, batch 2 (late messages, redeliveries), batch 1
 again (every message of it redelivered, its malformed ones included), then a few messages of
-batch 2 again for one feed only (the other feed's rows must be kept as the third run wrote them).
+batch 2 again for one feed only (the other feed's rows must be kept as the third run wrote them)
+and, beside them, a feed no model holds yet, stamped before every earlier load.
 dataworks_json sends updates as split halves, so pairing across loads is exercised.
 """
 
@@ -40,12 +41,23 @@ LOADS = [
     (2, dt.datetime(2024, 7, 1, 4, tzinfo=dt.UTC), ["canal_json"], 5),
 ]
 UNTOUCHED_FEED = "sum_dataworks_json"  # not in the last load
+# A feed first landing with the last load, stamped before every load of the others: landed_at
+# orders one feed's loads only, so its rows are new however old their stamp (batch, messages).
+NEW_FEED = ("canal_json", "sum_canal_json_new", dt.datetime(2024, 7, 1, 0, 30, tzinfo=dt.UTC), 1, 7)
 
 
-def build(full_refresh: bool = False) -> None:
+def build(full_refresh: bool = False) -> dict[str, list[str]]:
+    """`dbt run` of the summaries and what they read; the SQL statements it sent, by model name."""
+    statements: dict[str, list[str]] = {}
+
+    def collect(event: Any) -> None:
+        if event.info.name == "SQLQuery" and event.data.node_info.unique_id:
+            statements.setdefault(event.data.node_info.unique_id.rsplit(".", 1)[-1], []).append(event.data.sql)
+
     flags = ["--full-refresh"] if full_refresh else []
     selection = [f"+{name}" for name in SUMMARIES]
-    run_dbt("run", *flags, "--select", *selection, schema=SCHEMA, dbt_vars=DBT_VARS)
+    run_dbt("run", *flags, "--select", *selection, schema=SCHEMA, dbt_vars=DBT_VARS, callbacks=[collect])
+    return statements
 
 
 def summaries() -> dict[str, Counter[str]]:
@@ -62,6 +74,12 @@ def built_at_per_feed() -> dict[str, dict[str, set]]:
     return feeds
 
 
+def land_new_feed(out_dir) -> None:
+    dialect, feed, landed_at, batch, messages = NEW_FEED
+    records, _ = landing.parquet_records((out_dir / dialect / f"batch-{batch}.parquet").read_bytes())
+    _land(dialect, records.slice(0, messages), feed, landed_at, replace=False)
+
+
 @pytest.fixture(scope="module")
 def builds() -> dict[str, Any]:
     from cdc_unify.generator.run import generate
@@ -74,11 +92,13 @@ def builds() -> dict[str, Any]:
             records, _ = landing.parquet_records((out_dir / dialect / f"batch-{batch}.parquet").read_bytes())
             records = records if messages is None else records.slice(0, messages)
             _land(dialect, records, f"sum_{dialect}", landed_at, replace=number == 0)
-        build(full_refresh=number == 0)
+        if number == len(LOADS) - 1:
+            land_new_feed(out_dir)
+        statements = build(full_refresh=number == 0)
         built_at.append(built_at_per_feed())
     incremental = summaries()
     build(full_refresh=True)
-    return {"incremental": incremental, "full_refresh": summaries(), "built_at": built_at}
+    return {"incremental": incremental, "full_refresh": summaries(), "built_at": built_at, "last_run": statements}
 
 
 @pytest.mark.parametrize("name", sorted(SUMMARIES))
@@ -93,7 +113,8 @@ def test_incremental_equals_full_refresh(builds, name) -> None:
 def test_later_loads_reach_the_summaries(builds) -> None:
     """The third load redelivers batch 1 whole: redeliveries and repeated dead letters are counted."""
     health = [json.loads(row) for row in builds["incremental"]["cdc_feed_health"]]
-    assert health and all(row["redelivered_events"] > 0 for row in health)
+    redelivered = [row for row in health if row["feed"] != NEW_FEED[1]]
+    assert redelivered and all(row["redelivered_events"] > 0 for row in redelivered)
     dead = [json.loads(row) for row in builds["incremental"]["cdc_dead_letters"]]
     assert any(row["is_redelivery"] for row in dead)
 
@@ -109,3 +130,16 @@ def test_incremental_runs_keep_what_they_do_not_touch(builds) -> None:
         assert last[name].get(UNTOUCHED_FEED) == third[name].get(UNTOUCHED_FEED), name
     health = last["cdc_feed_health"]
     assert health["sum_canal_json"] != third["cdc_feed_health"]["sum_canal_json"], "the last load was not merged"
+    for name in ("cdc_feed_health", "int_schema_registry"):  # every feed with row events has rows there
+        assert NEW_FEED[1] in last[name] and NEW_FEED[1] not in third[name], f"{name}: the new feed is missing"
+
+
+def test_new_rows_are_read_by_their_feeds_alone(builds) -> None:
+    """The last run's reads name only the feeds that landed: the held one past its watermark, the
+    new one whole, and nothing of the feed that did not land (a filter Parquet can skip row groups
+    by; one admitting "any feed not held" cannot be)."""
+    for name in ("int_staged_events", "int_schema_registry", "cdc_feed_health"):
+        model = next(sql for sql in builds["last_run"][name] if "create " in sql.lower())
+        assert f"source_name = '{NEW_FEED[1]}'" in model or f"feed = '{NEW_FEED[1]}'" in model, name
+        assert "landed_at > timestamp_micros(" in model, name
+        assert f"= '{UNTOUCHED_FEED}' and landed_at" not in model and " not in (" not in model, name
