@@ -99,6 +99,15 @@
     to_json(array({{ feed_column }}, tenant_name, database_name, schema_name, table_name))
 {%- endmacro %}
 
+{% macro cdc_pair_key_columns() -%}
+    {#- The columns naming a split update's pair key: the n-th UPDATE_BEFORE and the n-th
+        UPDATE_AFTER with the same values of them are one update (int_change_events pairs them,
+        cdc_feed_health counts the pairs). -#}
+    {{ return([
+        'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name', 'source_position',
+    ]) }}
+{%- endmacro %}
+
 {% macro cdc_overlay(base, overlay) -%}
     {#- `overlay` wins over `base` key by key; a key absent from `overlay` keeps base's value, a null overwrites. -#}
     map_concat(

@@ -40,9 +40,7 @@
 {% set new_rows = held.get('new_rows') if held is not none else none %}
 {% do cdc_skip_write_when_nothing_new(new_rows) %}
 {% set broadcast = cdc_may_broadcast(new_rows) %}
-{% set pair_key = [
-    'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name', 'source_position',
-] %}
+{% set pair_key = cdc_pair_key_columns() %}
 {#- Columns of an event of split halves: a paired update takes the AFTER half's, with the BEFORE
     half's before image and types; a waiting half keeps its own. Any other event: as staged. -#}
 {% set paired = 'halves_in_pair = 2' %}

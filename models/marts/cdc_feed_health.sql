@@ -46,9 +46,7 @@
 {% set minimum = ['first_event_ts', 'lag_seconds_min'] %}
 {% set maximum = ['last_event_ts', 'last_heartbeat_ts', 'last_landed_at', 'staged_until', 'lag_seconds_max'] %}
 {% set merged_columns = summed + minimum + maximum %}
-{% set pair_key = [
-    'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name', 'source_position',
-] %}
+{% set pair_key = cdc_pair_key_columns() %}
 {#- A lag's bucket: 0 below a millisecond, else +-(1 + floor(log_1.01(|lag| / 1 ms))). -#}
 {% set lag_bucket = "case when abs(lag_micros) < 1000 then 0 else cast(sign(lag_micros) * "
     ~ "(1 + floor(ln(abs(lag_micros) / 1000.0) / ln(1.01))) as int) end" %}
