@@ -92,6 +92,20 @@ def run_dbt(*args: str, dbt_vars: dict | None = None, schema: str | None = None,
     return result
 
 
+def run_dbt_statements(*args: str, **kwargs: Any) -> dict[str, list[str]]:
+    """run_dbt, returning the SQL statements it sent to Spark, by the name of the node that sent them
+    ('' for statements of no node, such as hooks)."""
+    statements: dict[str, list[str]] = {}
+
+    def collect(event: Any) -> None:
+        if event.info.name == "SQLQuery":
+            node = event.data.node_info.unique_id.rsplit(".", 1)[-1] if event.data.node_info.unique_id else ""
+            statements.setdefault(node, []).append(event.data.sql)
+
+    run_dbt(*args, callbacks=[collect], **kwargs)
+    return statements
+
+
 def _land(dialect: str, records: pa.Table, feed: str, landed_at: dt.datetime, replace: bool) -> None:
     spark = spark_session()
     landing.create_landing_tables(spark)

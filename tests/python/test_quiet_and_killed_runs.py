@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from harness import comparable, land_messages, run_dbt, spark_session, table_rows
+from harness import comparable, land_messages, run_dbt, run_dbt_statements, spark_session, table_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -56,15 +56,7 @@ def land(load: int) -> None:
 
 def run(*flags: str) -> dict[str, list[str]]:
     """`dbt run` of the selection; the SQL statements it sent, by model name."""
-    statements: dict[str, list[str]] = {}
-
-    def collect(event: Any) -> None:
-        if event.info.name == "SQLQuery":
-            node = event.data.node_info.unique_id.rsplit(".", 1)[-1] if event.data.node_info.unique_id else ""
-            statements.setdefault(node, []).append(event.data.sql)
-
-    run_dbt("run", *flags, "--select", *SELECTION, dbt_vars=DBT_VARS, schema=SCHEMA, callbacks=[collect])
-    return statements
+    return run_dbt_statements("run", *flags, "--select", *SELECTION, dbt_vars=DBT_VARS, schema=SCHEMA)
 
 
 def snapshot() -> dict[str, Any]:

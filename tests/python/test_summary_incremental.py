@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from cdc_unify import landing
-from harness import _land, comparable, harness_root, run_dbt, table_rows
+from harness import _land, comparable, harness_root, run_dbt_statements, table_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -48,16 +48,9 @@ NEW_FEED = ("canal_json", "sum_canal_json_new", dt.datetime(2024, 7, 1, 0, 30, t
 
 def build(full_refresh: bool = False) -> dict[str, list[str]]:
     """`dbt run` of the summaries and what they read; the SQL statements it sent, by model name."""
-    statements: dict[str, list[str]] = {}
-
-    def collect(event: Any) -> None:
-        if event.info.name == "SQLQuery" and event.data.node_info.unique_id:
-            statements.setdefault(event.data.node_info.unique_id.rsplit(".", 1)[-1], []).append(event.data.sql)
-
     flags = ["--full-refresh"] if full_refresh else []
     selection = [f"+{name}" for name in SUMMARIES]
-    run_dbt("run", *flags, "--select", *selection, schema=SCHEMA, dbt_vars=DBT_VARS, callbacks=[collect])
-    return statements
+    return run_dbt_statements("run", *flags, "--select", *selection, schema=SCHEMA, dbt_vars=DBT_VARS)
 
 
 def summaries() -> dict[str, Counter[str]]:
