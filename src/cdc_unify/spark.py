@@ -118,6 +118,14 @@ def session_conf(
         # filter sent it into exponential time (stg_canal_json__changes with posexplode: optimizer
         # still running after 10 min with it, 7 s without; the models as written: same time either way).
         "spark.sql.constraintPropagation.enabled": "false",
+        # Queries interpreted, no Java generated per query: a dbt invocation is a new JVM, and each
+        # query's generated code was compiled (Janino, then HotSpot) to run once, while the staging
+        # models' higher-order, variant and Python functions run interpreted inside it anyway.
+        # mixed:1M, same day: empty build 99 -> 85 s, full 1,062 -> 971, +10,000 messages 401 -> 373,
+        # staging node s -31% (docs/benchmarks.md, "Queries interpreted"). factoryMode is internal to
+        # Spark (pinned in pyproject.toml); the test suite has run with it since it began.
+        "spark.sql.codegen.wholeStage": "false",
+        "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     }
     # An empty value (e.g. an unset env var in the profile) means "not set".
     conf.update({str(key): str(value) for key, value in (extra_conf or {}).items() if str(value) != ""})

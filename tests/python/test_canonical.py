@@ -88,6 +88,47 @@ def test_parsers_keep_exact_digits():
         c.parse_decimal_text("abc")
 
 
+# Each text reader that returns a canonical text as sent, and the parse-and-format it skips.
+READ_AND_WRITTEN = {
+    "canonical_integer_text": lambda text: c.fmt_integer(c.parse_integer_text(text)),
+    "canonical_decimal_text": lambda text: c.fmt_decimal(c.parse_decimal_text(text)),
+    "canonical_date_text": lambda text: c.fmt_date(c.parse_date_text(text)),
+    "canonical_datetime_text": lambda text: c.fmt_datetime(*c.parse_datetime_text(text)),
+}
+
+
+def _texts_near_canonical() -> Iterator[str]:
+    """Texts on both sides of every rule of the canonical forms: signs, zeros, fractions, blanks,
+    digit counts, non-ASCII digits, calendar edges."""
+    yield from ["0", "-0", "+0", "00", "7", "-7", "+7", "07", " 7", "7 ", "1.", ".5", "1e3", "1E+3", "١٢"]
+    for sign in ("", "-", "+"):
+        for whole in ("0", "00", "1", "10", "9" * 18, "9" * 19, "1" + "0" * 99, "1" + "0" * 100):
+            for fraction in ("", ".", ".0", ".5", ".50", ".05", "." + "0" * 98 + "1", "." + "0" * 99 + "1"):
+                yield f"{sign}{whole}{fraction}"
+    for date in ("2024-02-29", "2023-02-29", "0000-01-01", "0001-01-01", "9999-12-31", "12024-01-01", "2024-1-01"):
+        yield from (date, f" {date}", f"{date} ")
+        for time in (" 00:00:00", "T00:00:00", " 23:59:59", " 24:00:00", " 12:60:00", " 12:00:00.0", " 12:00:00.5"):
+            yield f"{date}{time}"
+            yield f" {date}{time}"
+
+
+@pytest.mark.parametrize("reader", sorted(READ_AND_WRITTEN))
+def test_a_text_reader_returns_what_reading_and_writing_the_value_would(reader):
+    fast, general = getattr(c, reader), READ_AND_WRITTEN[reader]
+    as_sent, rewritten = 0, 0
+    for text in _texts_near_canonical():
+        try:
+            expected = general(text)
+        except c.CanonicalError:
+            with pytest.raises(c.CanonicalError):
+                fast(text)
+            continue
+        assert fast(text) == expected, text
+        as_sent, rewritten = as_sent + (expected == text), rewritten + (expected != text)
+    # The corpus reaches both sides: texts already canonical and texts the reader must rewrite.
+    assert as_sent >= 3 and rewritten >= 3, (as_sent, rewritten)
+
+
 def test_epoch_text_with_fraction_is_an_instant():
     value, nanos = c.instant_from_epoch_text("1606233662.012345", "s")
     assert c.fmt_instant(value, nanos) == "2020-11-24T16:01:02.012345Z"

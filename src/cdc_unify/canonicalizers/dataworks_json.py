@@ -59,7 +59,7 @@ def _double_text(text: str) -> str:
 
 _READERS: dict[str, Callable[[str], str]] = {
     "boolean": lambda text: c.fmt_bool(c.parse_bool_text(text)),
-    "bigint": lambda text: c.fmt_integer(c.parse_integer_text(text)),
+    "bigint": c.canonical_integer_text,
     "double": _double_text,
     "timestamp": epoch_ms_text,
     "binary": lambda text: c.fmt_binary(c.parse_base64(text)),

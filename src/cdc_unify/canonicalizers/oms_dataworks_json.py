@@ -138,11 +138,11 @@ def _date(text: str) -> tuple[str, str]:
     stripped = text.strip()
     if len(stripped) > 10:  # an Oracle tenant's DATE has a time of day
         return _wall_clock(stripped)
-    return c.fmt_date(c.parse_date_text(stripped)), "date"
+    return c.canonical_date_text(stripped), "date"
 
 
 def _integer(kind: str) -> Callable[[str], tuple[str, str]]:
-    return lambda text: (c.fmt_integer(c.parse_integer_text(text)), kind)
+    return lambda text: (c.canonical_integer_text(text), kind)
 
 
 _READERS: dict[str, Callable[[str], tuple[str, str]]] = {
@@ -166,7 +166,7 @@ _READERS: dict[str, Callable[[str], tuple[str, str]]] = {
 def read_value(logical: str, text: str) -> tuple[str, str]:
     """Raw text of a value declared `logical` -> (canonical text, logical type of this value)."""
     if c.base_type(logical) == "decimal":
-        return c.fmt_decimal(c.parse_decimal_text(text)), logical
+        return c.canonical_decimal_text(text), logical
     return _READERS[logical](text)
 
 

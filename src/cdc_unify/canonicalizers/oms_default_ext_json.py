@@ -36,7 +36,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from cdc_unify.canonical import CanonicalError, fmt_date, fmt_instant, instant_from_epoch_text, parse_date_text
+from cdc_unify.canonical import CanonicalError, canonical_date_text, fmt_instant, instant_from_epoch_text
 from cdc_unify.canonicalizers._value_text import TEXT_READERS, zoned_text
 
 UNTYPED_LOGICAL_TYPE = "string"
@@ -131,7 +131,7 @@ def _read_date(text: str, source_tz: str) -> tuple[str, str]:
     # Oracle DATE carries a time of day and is sent in the DateTime form.
     if len(text.strip()) > len("YYYY-MM-DD"):
         return zoned_text(text, None)
-    return fmt_date(parse_date_text(text)), "date"
+    return canonical_date_text(text), "date"
 
 
 def _read_timestamp(text: str, source_tz: str) -> tuple[str, str]:

@@ -430,7 +430,7 @@ def _timestamp_text(datum: dict[str, Any]) -> str:
 
 def _decimal_text(text: str) -> str:
     special = _DECIMAL_SPECIALS.get(text.strip().lower())
-    return special or c.fmt_decimal(c.parse_decimal_text(text))
+    return special or c.canonical_decimal_text(text)
 
 
 def _text_value(text: str, type_number: int | None, default_type: str) -> tuple[str, str]:
@@ -450,7 +450,7 @@ def canonical_value(item: Any, type_number: int | None, ctx: ValueContext) -> tu
         return None, type_of_number(type_number, ctx.source_type)
     if kind == "Integer":
         width = _INTEGER_WIDTHS.get(ctx.source_type, {}).get(type_number, "bigint")
-        return c.fmt_integer(c.parse_integer_text(datum["value"])), width
+        return c.canonical_integer_text(datum["value"]), width
     if kind == "Character":
         if datum["charset"].strip().lower() in _BINARY_CHARSETS:
             return c.fmt_binary(datum["value"]), "binary"
