@@ -341,9 +341,9 @@ def parse_date_text(text: str) -> dt.date:
 
 
 # Texts that are their own canonical text, as most values are: the canonical_*_text readers return
-# them as sent instead of reading them into a Python value and writing that again (the Decimal round
-# trip was a third of a canonicalizer's time). No sign on zero, no leading zero, no trailing
-# fractional zero, no blank, ASCII digits; digit counts far inside the bounds above.
+# them as sent instead of reading them into a Python value (a Decimal, a datetime) and writing that
+# again. No sign on zero, no leading zero, no trailing fractional zero, no blank, ASCII digits;
+# digit counts far inside the bounds above.
 _CANONICAL_INTEGER_RE = re.compile(r"(?:0|-?[1-9][0-9]{0,17})\Z")
 _CANONICAL_DECIMAL_RE = re.compile(r"(?:(?:0|-?[1-9][0-9]{0,99})(?:\.[0-9]{0,99}[1-9])?|-0\.[0-9]{0,99}[1-9])\Z")
 _CANONICAL_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
