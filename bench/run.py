@@ -13,7 +13,11 @@ For each workload (bench/workloads.py; generated once, reused from --work-dir af
 5. `dbt build` once more with nothing new landed (rerun): what every incremental run pays
    whatever it has to do (per-node planning, reading to find what changed, data tests).
 With --empty-build, first the same build on empty landing tables (a warehouse of its own): the
-part of a build's cost that does not grow with the data.  With --write-floor, last the write floor
+part of a build's cost that does not grow with the data.  With --backfill (implies --empty-build),
+after the rerun the backfill: everything the main warehouse holds landed at once in the empty
+build's warehouse and built without --full-refresh (every incremental model over about the whole
+workload in one run: its time and peak memory), then both warehouses' tables compared by digest
+(bench/spark_steps.py digest): any table that differs fails the bench.  With --write-floor, last the write floor
 (bench/spark_steps.py write-floor): every table the build materialized, read and written again as
 Parquet: what writing the build's output costs with its results already known.
 Every step is a process of its own (fresh JVM, separate memory).  Writes a JSON report and
@@ -167,6 +171,7 @@ class Runner:
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir.mkdir(parents=True)
         self.warehouse = self.dir / "warehouse"
+        self.empty_warehouse = self.dir / "warehouse-empty"
 
     def env(self, target_path: Path, warehouse: Path | None = None) -> dict[str, str]:
         return {
@@ -185,15 +190,16 @@ class Runner:
             "CDC_UNIFY_SPARK_CONF": " ".join([os.environ.get("CDC_UNIFY_SPARK_CONF", ""), *self.args.conf]).strip(),
         }
 
-    def spark_step(self, step: str, *extra: str) -> dict[str, Any]:
-        result = self.dir / f"{step}.json"
+    def spark_step(self, step: str, *extra: str, warehouse: Path | None = None, label: str = "") -> dict[str, Any]:
+        name = f"{step}-{label}" if label else step
+        result = self.dir / f"{name}.json"
         command = [
-            sys.executable, str(ROOT / "bench" / "spark_steps.py"), step, "--warehouse", str(self.warehouse),
+            sys.executable, str(ROOT / "bench" / "spark_steps.py"), step, "--warehouse", str(warehouse or self.warehouse),
             "--master", self.args.master, "--driver-memory", self.args.driver_memory, "--result", str(result), *extra,
         ]  # fmt: skip
-        process, _ = run_process(command, self.env(self.dir / "target"), self.dir / f"{step}.log", "  |")
+        process, _ = run_process(command, self.env(self.dir / "target"), self.dir / f"{name}.log", "  |")
         if process["returncode"] != 0:
-            raise RuntimeError(f"{step} failed (exit {process['returncode']}); see {process['log']}")
+            raise RuntimeError(f"{name} failed (exit {process['returncode']}); see {process['log']}")
         return {**json.loads(result.read_text()), "process": process}
 
     def dbt_build(self, label: str, warehouse: Path | None = None) -> dict[str, Any]:
@@ -242,9 +248,9 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         log(f"[bench] {spec.label}: cutting a delta of {spec.delta:,} messages from batch 2 ({batch2:,})")
         report["delta"] = cut_delta(data_dir, manifest, spec.delta)
         incremental_land += ["--file", delta_file(spec.delta)]
-    if args.empty_build:
+    if args.empty_build or args.backfill:
         log(f"[bench] {spec.label}: dbt build on empty landing tables (the build's fixed cost)")
-        report["empty"] = runner.dbt_build("empty", warehouse=runner.dir / "warehouse-empty")
+        report["empty"] = runner.dbt_build("empty", warehouse=runner.empty_warehouse)
     log(f"[bench] {spec.label}: landing batch 1 ({batch1:,} messages)")
     report["land_batch1"] = runner.spark_step("land", "--data-dir", str(data_dir), "--batch", "1")
     log(f"[bench] {spec.label}: full dbt build")
@@ -262,6 +268,9 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         if not args.no_rerun:
             log(f"[bench] {spec.label}: dbt build again with nothing new landed (rerun)")
             report["rerun"] = runner.dbt_build("rerun")
+    if args.backfill:
+        batch1_land = ["--data-dir", str(data_dir), "--batch", "1"]
+        backfill(runner, report, [batch1_land, *([incremental_land] if "incremental" in report else [])])
     if args.write_floor:
         log(f"[bench] {spec.label}: write floor")
         written = report["write_floor"] = runner.spark_step("write-floor")
@@ -269,6 +278,30 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         written["cpu_seconds"] = sum(t["read_write_cpu_seconds"] for t in written["tables"].values())
     report["figures"] = figures(report)
     return report
+
+
+def backfill(runner: Runner, report: dict[str, Any], landings: list[list[str]]) -> None:
+    """The backfill: every message the main warehouse holds (`landings`: batch 1, and what the
+    incremental run landed) landed at once in the empty build's warehouse, whose tables exist, and
+    built by one `dbt build` without --full-refresh, so every incremental model takes its
+    incremental path over about the whole workload (in the default 2g driver: no key set may go
+    through the driver's memory unbounded). Then both warehouses' digests (spark_steps.py
+    digest): the backfill must leave every table as the full build and the incremental run did."""
+    label = report["workload"]
+    log(f"[bench] {label}: backfill: landing what the full and incremental builds read in the empty build's warehouse")
+    report["land_backfill"] = [
+        runner.spark_step("land", *landing, warehouse=runner.empty_warehouse, label=f"backfill-{i}")
+        for i, landing in enumerate(landings, 1)
+    ]
+    log(f"[bench] {label}: backfill: dbt build without --full-refresh over every message at once")
+    report["backfill"] = runner.dbt_build("backfill", warehouse=runner.empty_warehouse)
+    log(f"[bench] {label}: backfill: comparing its tables with the full and incremental builds'")
+    ours = runner.spark_step("digest", warehouse=runner.empty_warehouse, label="backfill")["tables"]
+    theirs = runner.spark_step("digest", label="main")["tables"]
+    differing = sorted(name for name in ours.keys() | theirs.keys() if ours.get(name) != theirs.get(name))
+    report["backfill_check"] = {"tables": len(ours.keys() | theirs.keys()), "differing": differing}
+    for name in differing:
+        log(f"[bench] {label}: ! backfill differs in {name}: {ours.get(name)} against {theirs.get(name)}")
 
 
 def figures(report: dict[str, Any]) -> dict[str, Any]:
@@ -279,7 +312,8 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
     measure everybody else's load on a shared machine.
     """
     full, incremental, rerun = report["full"], report.get("incremental", {}), report.get("rerun", {})
-    empty, written = report.get("empty", {}), report.get("write_floor", {})
+    empty, written, backfilled = report.get("empty", {}), report.get("write_floor", {}), report.get("backfill", {})
+    checked = report.get("backfill_check", {})
     floor = report.get("parse_floor", {})
     messages = report["messages"]["batch1"]
     delta = report.get("delta", {}).get("messages")
@@ -315,7 +349,17 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
         "rerun_build_seconds": rounded(rerun.get("build_seconds")),
         "rerun_over_full_build": ratio(rerun.get("build_seconds"), build),
         "peak_driver_rss_mib": max(peaks),
-        "build_problems": sum(len(run.get("problems", [])) for run in (full, incremental, rerun, empty)),
+        "build_problems": sum(len(run.get("problems", [])) for run in (full, incremental, rerun, empty, backfilled)),
+        "backfill_messages": sum(sum(landed["rows"].values()) for landed in report["land_backfill"])
+        if backfilled
+        else None,
+        "backfill_build_seconds": rounded(backfilled.get("build_seconds")),
+        "backfill_build_cpu_seconds": backfilled.get("build_cpu_seconds"),
+        "backfill_over_full_build": ratio(backfilled.get("build_seconds"), build),
+        "backfill_peak_driver_rss_mib": backfilled.get("process", {}).get("peak_driver_rss_mib"),
+        "backfill_returncode": backfilled.get("process", {}).get("returncode"),
+        # Tables whose rows differ from the main warehouse's (0: the backfill built the same).
+        "backfill_tables_differing": len(checked["differing"]) if checked else None,
     }
 
 
@@ -345,6 +389,16 @@ COLUMNS = (
     ("peak MiB", "peak_driver_rss_mib", "{:,}"),
     ("problems", "build_problems", "{}"),
 )
+BACKFILL_COLUMNS = (
+    ("workload", "workload", "{}"),
+    ("messages", "backfill_messages", "{:,}"),
+    ("build s", "backfill_build_seconds", "{:.0f}"),
+    ("build CPU s", "backfill_build_cpu_seconds", "{:.0f}"),
+    ("/full build", "backfill_over_full_build", "{:.2f}"),
+    ("peak MiB", "backfill_peak_driver_rss_mib", "{:,}"),
+    ("exit", "backfill_returncode", "{}"),
+    ("tables differing", "backfill_tables_differing", "{}"),
+)
 
 
 GROWTH_COLUMNS = (
@@ -361,7 +415,7 @@ GROWTH_COLUMNS = (
     ("incr/ref incr", "incremental_over_reference", "{:.2f}"),
 )
 # The builds whose node times are put side by side, model by model, and their short names.
-BUILDS = {"empty": "empty", "full": "full", "incremental": "incr", "rerun": "rerun"}
+BUILDS = {"empty": "empty", "full": "full", "incremental": "incr", "rerun": "rerun", "backfill": "backfill"}
 SIDE_BY_SIDE = ("empty", "incremental", "rerun")
 
 
@@ -408,6 +462,10 @@ def table(reports: list[dict[str, Any]]) -> str:
     lines = render(COLUMNS, [figure_row(report) for report in reports])
     lines += ["", "Incremental cost against the empty build and, with a delta, against the smallest history:"]
     lines += render(GROWTH_COLUMNS, growth_rows(reports))
+    backfilled = [figure_row(report) for report in reports if built(report, "backfill")]
+    if backfilled:
+        lines += ["", "Backfill: every message at once into built tables, without --full-refresh:"]
+        lines += render(BACKFILL_COLUMNS, backfilled)
     for report in reports:
         for label in BUILDS:
             if built(report, label):
@@ -565,6 +623,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-floor", action="store_true", help="skip the parse floor")
     parser.add_argument(
+        "--backfill",
+        action="store_true",
+        help="last, land everything the full and incremental builds read in the empty build's warehouse at once,"
+        " build without --full-refresh and check that every table equals the main warehouse's (implies --empty-build)",
+    )
+    parser.add_argument(
         "--delta",
         type=parse_size,
         metavar="N",
@@ -626,7 +690,8 @@ def main(argv: list[str] | None = None) -> int:
         report_path.write_text(json.dumps(report, indent=2) + "\n")
     print(table(report["workloads"]))
     print(f"\nreport: {report_path}")
-    return 1 if report.get("failed") else 0
+    differing = any(w["figures"]["backfill_tables_differing"] for w in report["workloads"])
+    return 1 if report.get("failed") or differing else 0
 
 
 if __name__ == "__main__":

@@ -9,6 +9,9 @@
     write-floor read every table the dbt build materialized (views excepted) into Spark's
                 `noop` sink, then read it and write it as Parquet (same partition columns) to a
                 scratch folder: what writing the build's output costs, its results already known
+    digest      every table's row count and an order-free digest of its rows without built_at:
+                two warehouses built from the same input by different runs (a backfill and
+                a full build plus an incremental run) must give the same digests
 
 Each writes its figures as JSON to --result.  The parse floor is what any staging of these
 messages has to pay at least: the full dbt build is judged against it.
@@ -29,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, StructType
+from pyspark.sql.types import ArrayType, DataType, MapType, StructType, VariantType
 
 from cdc_unify import landing
 from cdc_unify.contract import DIALECTS
@@ -188,18 +191,23 @@ def _names(spark: SparkSession, statement: str) -> set[str]:
     return {row.viewName if "viewName" in row else row.tableName for row in spark.sql(statement).collect()}
 
 
-def write_floor(spark: SparkSession, schemas: list[str] | None = None) -> dict[str, dict[str, float | int]]:
-    """Every table (not view) of `schemas`, by default of every schema but the landing tables'."""
-    if schemas is None:
-        schemas = [
-            db.name for db in spark.catalog.listDatabases() if db.name not in ("default", landing.LANDING_SCHEMA)
-        ]
-    tables = [
+def stored_tables(spark: SparkSession, schemas: list[str]) -> list[str]:
+    """Every table (not view) of `schemas`, as schema.name."""
+    return [
         f"{schema}.{name}"
         for schema in sorted(schemas)
         # SQL, not spark.catalog.listTables: that fails to decode views' rows with codegen off.
         for name in sorted(_names(spark, f"show tables in {schema}") - _names(spark, f"show views in {schema}"))
     ]
+
+
+def user_schemas(spark: SparkSession, *excluded: str) -> list[str]:
+    return [db.name for db in spark.catalog.listDatabases() if db.name not in ("default", *excluded)]
+
+
+def write_floor(spark: SparkSession, schemas: list[str] | None = None) -> dict[str, dict[str, float | int]]:
+    """Every table (not view) of `schemas`, by default of every schema but the landing tables'."""
+    tables = stored_tables(spark, user_schemas(spark, landing.LANDING_SCHEMA) if schemas is None else schemas)
     scratch = Path(tempfile.mkdtemp(prefix="write-floor-"))
     try:
         return {name: write_job(spark, name, scratch) for name in tables}
@@ -207,9 +215,50 @@ def write_floor(spark: SparkSession, schemas: list[str] | None = None) -> dict[s
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def comparable(column: Column, data_type: DataType) -> Column:
+    """`column` as a value that compares by content: a map's entries sorted by key (two equal maps
+    built in a different order are equal), a variant as its JSON text, recursively."""
+    if isinstance(data_type, MapType):
+        entries = F.transform(
+            F.map_entries(column),
+            lambda e: F.struct(e["key"].alias("key"), comparable(e["value"], data_type.valueType).alias("value")),
+        )
+        return F.array_sort(entries)
+    if isinstance(data_type, ArrayType):
+        return F.transform(column, lambda element: comparable(element, data_type.elementType))
+    if isinstance(data_type, StructType):
+        return F.struct(*(comparable(column[f.name], f.dataType).alias(f.name) for f in data_type.fields))
+    if isinstance(data_type, VariantType):
+        return F.to_json(column)
+    return column
+
+
+def table_digest(table: DataFrame, without: tuple[str, ...] = ("built_at",)) -> dict[str, int | str]:
+    """Row count and an order-free digest of a table's rows, without the columns `without` (by
+    default built_at, the run that wrote a row: the only column allowed to differ between builds
+    of the same input): the sum of a 64-bit hash of each row's JSON text (named fields, so
+    nulls in different columns differ) as an exact decimal, so equal multisets of rows give equal
+    digests whatever the files and their order."""
+    kept = [field for field in table.schema.fields if field.name not in without]
+    text = F.to_json(F.struct(*(comparable(F.col(f"`{f.name}`"), f.dataType).alias(f.name) for f in kept)))
+    row = table.agg(
+        F.count(F.lit(1)).alias("rows"), F.sum(F.xxhash64(text).cast("decimal(38,0)")).alias("digest")
+    ).first()
+    return {"rows": row["rows"], "digest": str(row["digest"] or 0)}
+
+
+def digest(spark: SparkSession) -> dict[str, dict[str, int | str]]:
+    """The digest of every table of every schema, landing tables included (the input itself)."""
+    digests = {}
+    for name in stored_tables(spark, user_schemas(spark)):
+        digests[name], seconds, _ = timed(lambda name=name: table_digest(spark.table(name)))
+        print(f"[digest] {name}: {digests[name]['rows']:,} rows in {seconds:.1f}s", file=sys.stderr, flush=True)
+    return digests
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=("land", "parse-floor", "write-floor"))
+    parser.add_argument("step", choices=("land", "parse-floor", "write-floor", "digest"))
     parser.add_argument("--warehouse", required=True)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="2g")
@@ -230,6 +279,8 @@ def main(argv: list[str] | None = None) -> None:
         figures: dict = {"rows": land(spark, args.data_dir, args.batch, args.file)}
     elif args.step == "parse-floor":
         figures = {"dialects": parse_floor(spark)}
+    elif args.step == "digest":
+        figures = {"tables": digest(spark)}
     else:
         figures = {"tables": write_floor(spark)}
     figures["session_start_seconds"] = session_seconds

@@ -133,6 +133,70 @@ def test_figures_of_a_run_without_incremental_steps_leave_them_empty():
     assert "where the incremental build's time goes" not in bench_run.table([report | {"figures": figures}])
 
 
+def test_figures_of_a_backfill_say_its_cost_its_memory_and_whether_it_built_the_same_tables():
+    report = {
+        "workload": "mixed:1k",
+        "messages": {"batch1": 1000, "batch2": 10},
+        "empty": build_summary(90.0, 170.0, 2900),
+        "full": build_summary(400.0, 800.0, 3000),
+        "backfill": build_summary(500.0, 950.0, 3300, problems=1) | {"process": {"peak_driver_rss_mib": 3300}},
+        "land_backfill": [{"rows": {"canal_json": 600, "dts_avro": 400}}, {"rows": {"canal_json": 10}}],
+        "backfill_check": {"tables": 40, "differing": ["cdc_unify.cdc_row_history", "cdc_unify.x"]},
+    }
+    report["backfill"]["process"]["returncode"] = 0
+
+    figures = bench_run.figures(report)
+
+    assert figures["backfill_messages"] == 1010
+    assert (figures["backfill_build_seconds"], figures["backfill_over_full_build"]) == (500.0, 1.25)
+    assert (figures["backfill_peak_driver_rss_mib"], figures["backfill_returncode"]) == (3300, 0)
+    assert figures["backfill_tables_differing"] == 2
+    # The backfill's own peak is reported apart from the main builds'.
+    assert figures["peak_driver_rss_mib"] == 3000 and figures["build_problems"] == 1
+    printed = bench_run.table([report | {"figures": figures}])
+    assert "Backfill: every message at once" in printed and "where the backfill build's time goes" in printed
+    without = bench_run.figures({k: v for k, v in report.items() if "backfill" not in k})
+    assert without["backfill_messages"] is None and without["backfill_tables_differing"] is None
+
+
+@pytest.mark.spark
+def test_a_digest_is_equal_for_the_same_rows_in_any_order_and_differs_for_any_other_rows():
+    import spark_steps  # bench/spark_steps.py
+
+    from harness import spark_session
+
+    spark = spark_session()
+    rows = "(1, map('a', '1', 'b', null), array(map('z', 1, 'y', 2)), 'x', timestamp'2024-01-01 00:00:00')"
+    more = "(2, map('c', '3'), array(), null, timestamp'2024-01-02 00:00:00')"
+    columns = "id, image, nested, note, built_at"
+
+    def digest(*values: str) -> dict:
+        return spark_steps.table_digest(spark.sql(f"select * from values {', '.join(values)} as t({columns})"))
+
+    same = digest(rows, more)
+    assert same["rows"] == 2
+    # Another order of rows, of map entries (also nested), another built_at: the same rows.
+    reordered = "(1, map('b', null, 'a', '1'), array(map('y', 2, 'z', 1)), 'x', timestamp'2030-01-01 00:00:00')"
+    assert digest(more, reordered) == same
+    # A changed value, a value where a null was, a row twice: other rows.
+    assert digest(rows.replace("'x'", "'X'"), more) != same
+    assert digest(rows, more.replace("null", "'c'")) != same
+    assert digest(rows, more, more) != same
+
+    def pair(a: str, b: str) -> dict:
+        return spark_steps.table_digest(spark.sql(f"select cast({a} as int) as a, cast({b} as int) as b"))
+
+    # A null in one column or the other: Spark's row hash skips nulls, the digest does not.
+    assert pair("1", "null") != pair("null", "1")
+    variant = spark.sql('select parse_json(\'{"b": 1, "a": [1, 2]}\') as v')
+    assert spark_steps.table_digest(variant) == spark_steps.table_digest(
+        spark.sql('select parse_json(\'{"a":[1,2],"b":1}\') as v')
+    )
+    assert spark_steps.table_digest(variant) != spark_steps.table_digest(
+        spark.sql('select parse_json(\'{"a":[2,1],"b":1}\') as v')
+    )
+
+
 @pytest.mark.spark
 def test_write_floor_rewrites_every_table_of_its_schemas_but_no_view():
     import spark_steps  # bench/spark_steps.py
