@@ -17,9 +17,9 @@ part of a build's cost that does not grow with the data.  With --backfill (impli
 after the rerun the backfill: everything the main warehouse holds landed at once in the empty
 build's warehouse and built without --full-refresh (every incremental model over about the whole
 workload in one run: its time and peak memory), then both warehouses' tables compared by digest
-(bench/spark_steps.py digest): any table that differs fails the bench.  With --write-floor, last the write floor
-(bench/spark_steps.py write-floor): every table the build materialized, read and written again as
-Parquet: what writing the build's output costs with its results already known.
+(bench/spark_steps.py digest): any table that differs fails the bench.  With --write-floor, last
+the write floor (bench/spark_steps.py write-floor): every table the build materialized, read and
+written again as Parquet: what writing the build's output costs with its results already known.
 Every step is a process of its own (fresh JVM, separate memory).  Writes a JSON report and
 prints a table.
 
