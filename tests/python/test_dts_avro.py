@@ -332,6 +332,18 @@ def test_born_timestamp_is_optional_and_trailing_bytes_are_not():
     assert stage(with_born[:-1] + b"\x80" * 30)["error_code"] == "invalid_avro"  # unfinished varint
 
 
+def test_a_cut_datum_is_quarantined_with_the_same_detail_in_every_process():
+    # the image ends in a double, which fastavro reports as "cannot read double from <stream repr>"
+    image = [(NS + "Float", {"value": 0.1, "precision": 8, "scale": 15})]
+    value = encode_record(record(afterImages=image, fields=[{"name": "x", "dataTypeNumber": 5}]))
+    cut_details = {stage(value[:end])["error_detail"] for end in range(len(value) - 1, 40, -1)}
+    reader_details = [d for d in cut_details if d and d.startswith("not a DTS Record datum: EOFError")]
+    assert reader_details, cut_details
+    # fastavro names the stream by its repr; an address would differ between the build and a rebuild
+    assert not [detail for detail in reader_details if " at 0x" in detail], reader_details
+    assert [detail for detail in reader_details if detail.endswith("cannot read double from the value")]
+
+
 def test_operation_ordinals_outside_the_enum_are_unknown_ops():
     value = encode_record(record())
     op_at = operation_offset(value)

@@ -149,6 +149,17 @@ def header_ordinals(value: bytes) -> tuple[int, int]:
     return ordinals[0], ordinals[1]
 
 
+# An object's default repr, as fastavro's errors name the stream they read ("cannot read double
+# from <_io.BytesIO object at 0x7f19...>"): its address differs in every process.
+OBJECT_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
+
+
+def reader_error(exc: Exception) -> str:
+    """The reader's message without object addresses: the same bytes give the same error detail
+    in every run, so a rebuild of a quarantined message leaves its row as it was."""
+    return OBJECT_REPR.sub("the value", str(exc))
+
+
 def decode_record(value: bytes) -> dict[str, Any]:
     """One Kafka value -> the Record dict (VALUE items as `(fullname, datum)` tuples)."""
     source_type, operation = header_ordinals(value)
@@ -164,7 +175,7 @@ def decode_record(value: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise Rejected("invalid_utf8", f"an Avro string is not UTF-8: {exc}") from None
     except Exception as exc:  # any failure of the reader on untrusted bytes is a bad datum
-        raise Rejected("invalid_avro", f"not a DTS Record datum: {type(exc).__name__}: {exc}") from None
+        raise Rejected("invalid_avro", f"not a DTS Record datum: {type(exc).__name__}: {reader_error(exc)}") from None
     pos = stream.tell()
     if pos < len(value):
         # Producers since 2020-06 append bornTimestamp; older ones stop before it.
