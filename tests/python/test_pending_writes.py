@@ -185,3 +185,34 @@ def test_create_table_as_over_a_killed_ones_folder() -> None:
     assert [row.x for row in spark.table(f"{SCHEMA}.orphan").collect()] == [1]
     assert not pending_writes.clear_unregistered_location(spark, relation("target"))
     assert rows("target") == as_rows(TARGET)
+
+
+class RecordingSession:
+    """The session, remembering every statement sent through `sql`."""
+
+    def __init__(self, spark: Any) -> None:
+        self._spark = spark
+        self.statements: list[str] = []
+
+    def sql(self, statement: str, *args: Any, **kwargs: Any) -> Any:
+        self.statements.append(statement)
+        return self._spark.sql(statement, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._spark, name)
+
+
+@pytest.mark.parametrize("adds_a_partition", [False, True], ids=["existing-partitions", "a-new-partition"])
+def test_a_write_relists_the_tables_partitions_only_when_it_adds_one(adds_a_partition: bool) -> None:
+    """`recover partitions` lists every file of the table, a cost that grows with its history: a
+    write into partitions the table has goes without it; one that adds a partition registers it, so
+    that its rows are read."""
+    spark = spark_session()
+    create("target", TARGET, partitioned=True)
+    written = [(1, "e"), (3, "f")] + ([(4, "h")] if adds_a_partition else [])
+    create("pending", written, partitioned=True)
+    session = RecordingSession(spark)
+    assert pending_writes.apply_written(session, relation("pending"), relation("target"), BUCKETS_REPLACED)
+    relisted = [statement for statement in session.statements if "recover partitions" in statement]
+    assert bool(relisted) == adds_a_partition
+    assert rows("target") == as_rows([(2, "c"), *written])

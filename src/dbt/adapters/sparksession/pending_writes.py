@@ -143,22 +143,12 @@ class Layout:
 def apply_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> bool:
     """Moves the data of table `pending` into table `target` as `layout` says and drops `pending`;
     False if there is no pending table. A killed run's pending table may have lost files to the
-    target already, so it is applied as it is: every step skips what is done."""
+    target already, so it is applied as it is: every step skips what is done, and the metastore
+    relearns every partition of the target (a killed run may have moved a new one in unregistered)."""
     if not table_exists(spark, pending):
         return False
-    files = TableFiles(spark)
-    source_root = files.path(table_location(spark, pending))
-    target_root = files.path(table_location(spark, target))
-    for partition in files.leaves(source_root, len(layout.partition_by)):
-        source = source_root if partition == "." else files.path(source_root, partition)
-        destination = target_root if partition == "." else files.path(target_root, partition)
-        if not files.fs(source).exists(source):
-            continue  # moved by the killed run
-        if layout.replaces(partition):
-            files.replace_folder(source, destination)
-        else:
-            files.move_files(source, destination)
-    finish(spark, pending, target, partitioned=bool(layout.partition_by))
+    move_pending(spark, pending, target, layout)
+    finish(spark, pending, target, recover=bool(layout.partition_by))
     return True
 
 
@@ -166,18 +156,42 @@ def apply_written(spark: SparkSession, pending: Any, target: Any, layout: Layout
     """apply_pending for the pending table a run has just written (none of its files moved yet);
     True if it had rows. One without rows is dropped: Spark writes a file even for no rows (one
     holding the schema), and moved in it would add a file to the table on every run with nothing
-    new, which every later read lists."""
+    new, which every later read lists. The metastore is told of partitions only when the write
+    made a new one: `recover partitions` lists every file of the table, a cost that grows with its
+    history, while a partition folder that existed before the move is registered already."""
     if spark.table(quoted(pending)).isEmpty():
         spark.sql(f"drop table {quoted(pending)}")
         return False
-    apply_pending(spark, pending, target, layout)
+    new_partitions = move_pending(spark, pending, target, layout)
+    finish(spark, pending, target, recover=new_partitions > 0)
     return True
 
 
-def finish(spark: SparkSession, pending: Any, target: Any, partitioned: bool) -> None:
-    """After the moves: the metastore learns the target's new partitions, the session forgets the
-    files it listed, and the pending table goes."""
-    if partitioned:
+def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> int:
+    """Moves the files of every partition of `pending` into `target` (apply_pending); returns how
+    many of those partitions the target had no folder for."""
+    files = TableFiles(spark)
+    source_root = files.path(table_location(spark, pending))
+    target_root = files.path(table_location(spark, target))
+    new_partitions = 0
+    for partition in files.leaves(source_root, len(layout.partition_by)):
+        source = source_root if partition == "." else files.path(source_root, partition)
+        destination = target_root if partition == "." else files.path(target_root, partition)
+        if not files.fs(source).exists(source):
+            continue  # moved by the killed run
+        if partition != "." and not files.fs(destination).exists(destination):
+            new_partitions += 1
+        if layout.replaces(partition):
+            files.replace_folder(source, destination)
+        else:
+            files.move_files(source, destination)
+    return new_partitions
+
+
+def finish(spark: SparkSession, pending: Any, target: Any, recover: bool) -> None:
+    """After the moves: the metastore learns the target's new partitions (`recover`), the session
+    forgets the files it listed, and the pending table goes."""
+    if recover:
         spark.sql(f"alter table {quoted(target)} recover partitions")
     spark.sql(f"refresh table {quoted(target)}")
     spark.sql(f"drop table {quoted(pending)}")
