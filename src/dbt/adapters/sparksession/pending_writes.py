@@ -162,30 +162,29 @@ def apply_written(spark: SparkSession, pending: Any, target: Any, layout: Layout
     if spark.table(quoted(pending)).isEmpty():
         spark.sql(f"drop table {quoted(pending)}")
         return False
-    new_partitions = move_pending(spark, pending, target, layout)
-    finish(spark, pending, target, recover=new_partitions > 0)
+    added_a_partition = move_pending(spark, pending, target, layout)
+    finish(spark, pending, target, recover=added_a_partition)
     return True
 
 
-def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> int:
-    """Moves the files of every partition of `pending` into `target` (apply_pending); returns how
-    many of those partitions the target had no folder for."""
+def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> bool:
+    """Moves the files of every partition of `pending` into `target` (apply_pending); returns
+    whether the target had no folder for one of those partitions."""
     files = TableFiles(spark)
     source_root = files.path(table_location(spark, pending))
     target_root = files.path(table_location(spark, target))
-    new_partitions = 0
+    added_a_partition = False
     for partition in files.leaves(source_root, len(layout.partition_by)):
         source = source_root if partition == "." else files.path(source_root, partition)
         destination = target_root if partition == "." else files.path(target_root, partition)
         if not files.fs(source).exists(source):
             continue  # moved by the killed run
-        if partition != "." and not files.fs(destination).exists(destination):
-            new_partitions += 1
+        added_a_partition |= partition != "." and not files.fs(destination).exists(destination)
         if layout.replaces(partition):
             files.replace_folder(source, destination)
         else:
             files.move_files(source, destination)
-    return new_partitions
+    return added_a_partition
 
 
 def finish(spark: SparkSession, pending: Any, target: Any, recover: bool) -> None:
