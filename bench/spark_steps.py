@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType, VariantType
 
@@ -247,11 +247,28 @@ def table_digest(table: DataFrame, without: tuple[str, ...] = ("built_at",)) -> 
     return {"rows": row["rows"], "digest": str(row["digest"] or 0)}
 
 
+# Tables that append builds of keys (the models' config live_rows, docs/semantics.md): what they
+# hold is each build key's newest build, vacancy rows (no `present` column) left out; how their
+# files hold it (superseded builds, build_tier) differs between an incremental history and a
+# backfill of the same input.
+LIVE_ROWS = {"int_row_changes": (("table_key", "unit_identity"), "action_id")}
+
+
+def live_rows(table: DataFrame, build_key: tuple[str, ...], present: str) -> DataFrame:
+    newest = F.max("built_at").over(Window.partitionBy(*build_key))
+    live = table.withColumn("_newest", newest).where(F.col("built_at").eqNullSafe(F.col("_newest")))
+    return live.where(F.col(present).isNotNull()).drop("_newest", "build_tier")
+
+
 def digest(spark: SparkSession) -> dict[str, dict[str, int | str]]:
-    """The digest of every table of every schema, landing tables included (the input itself)."""
+    """The digest of every table of every schema, landing tables included (the input itself); of
+    a table in LIVE_ROWS, of its live rows."""
     digests = {}
     for name in stored_tables(spark, user_schemas(spark)):
-        digests[name], seconds, _ = timed(lambda name=name: table_digest(spark.table(name)))
+        table = spark.table(name)
+        if name.split(".")[-1] in LIVE_ROWS:
+            table = live_rows(table, *LIVE_ROWS[name.split(".")[-1]])
+        digests[name], seconds, _ = timed(lambda table=table: table_digest(table))
         print(f"[digest] {name}: {digests[name]['rows']:,} rows in {seconds:.1f}s", file=sys.stderr, flush=True)
     return digests
 

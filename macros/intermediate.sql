@@ -123,8 +123,9 @@
 
 {% macro cdc_row_buckets() -%}
     {#-
-        Number of `key_bucket` partitions of int_row_changes and cdc_row_history: the unit an
-        incremental run recomputes and overwrites. Changing it needs `--full-refresh`.
+        Number of `key_bucket` partitions of int_row_changes and cdc_row_history (cdc_row_history
+        overwrites the ones its incremental run recomputes identities of; int_row_changes appends
+        to them). Changing it needs `--full-refresh`.
     -#}
     {{ return(var('cdc_row_buckets', 64)) }}
 {%- endmacro %}
@@ -289,6 +290,90 @@ units_{{ suffix }} as (
         select {{ columns | join(', ') }}, built_at
         from {{ kept }}
     {%- endif %}
+{%- endmacro %}
+
+{% macro cdc_built_and_vacated(recomputed, columns, compacted) -%}
+    {#- The final select of an appending key-level model (int_row_changes): from `recomputed` (the
+        built rows left-joined to every recomputed identity, given as recomputed_table_key and
+        recomputed_identity), the rows it built and one vacancy row per identity without any, all
+        stamped with this run's built_at. A vacancy row carries its identity and key_bucket, every
+        other column null: the identity's newest build is empty (cdc_live_rows). Rows of the
+        key_buckets `compacted` go to build_tier base (the run rewrites those), the others to
+        delta (appended). -#}
+    {%- set bucket = 'pmod(xxhash64(recomputed_table_key, recomputed_identity), ' ~ cdc_row_buckets() ~ ')' -%}
+    {%- set expressions = [] -%}
+    {%- for column in columns -%}
+        {%- if column == 'table_key' -%}
+            {%- do expressions.append('recomputed_table_key as table_key') -%}
+        {%- elif column == 'unit_identity' -%}
+            {%- do expressions.append('recomputed_identity as unit_identity') -%}
+        {%- elif column == 'key_bucket' -%}
+            {%- do expressions.append(bucket ~ ' as key_bucket') -%}
+        {%- else -%}
+            {%- do expressions.append(column) -%}
+        {%- endif -%}
+    {%- endfor %}
+    {%- set tier = "case when " ~ bucket ~ " in (" ~ compacted | join(', ') ~ ") then 'base' else 'delta' end"
+        if compacted else "'delta'" %}
+    select {{ expressions | join(', ') }}, {{ cdc_built_at() }} as built_at, {{ tier }} as build_tier
+    from {{ recomputed }}
+{%- endmacro %}
+
+{% macro cdc_row_change_builds() -%}
+    {#- How int_row_changes stores its rows (its config live_rows, read by cdc_live_rows): a run
+        appends a build of every identity it recomputes (`build_key`), and rows where `present`
+        is null are vacancy rows (an identity's empty build). -#}
+    {{ return({'build_key': ['table_key', 'unit_identity'], 'present': 'action_id'}) }}
+{%- endmacro %}
+
+{% macro cdc_buckets_to_compact() -%}
+    {#- The key_bucket partitions of int_row_changes (`this`) its incremental run compacts: those
+        whose appended builds (build_tier delta) have grown to var cdc_compact_share (default 0.5)
+        of their compacted rows (build_tier base), by bytes on disk, that share raised by up to
+        half again bucket by bucket (bucket b: share x (1 + b / (2 x buckets))) so that buckets
+        growing alike compact in different runs; var cdc_compact_buckets (a list of buckets, or
+        `all`) compacts those as well. A listing of the table's folders decides, no file read. Each
+        compacted bucket is rewritten once: so each appended byte is rewritten about
+        (1 + share) / share times at most, and superseded builds stay below that share. While
+        parsing, outside an incremental run and in a dbt unit test, the var's buckets alone. -#}
+    {%- set buckets = cdc_row_buckets() | int -%}
+    {%- set forced = var('cdc_compact_buckets', []) -%}
+    {%- set chosen = range(buckets) | list if forced == 'all' else forced | map('int') | list -%}
+    {%- if not (execute and is_incremental()) or model.resource_type == 'unit_test' -%}
+        {{ return(chosen | sort) }}
+    {%- endif -%}
+    {%- set share = var('cdc_compact_share', 0.5) | float -%}
+    {%- set sizes = adapter.partition_sizes(this, 2) -%}
+    {%- for bucket in range(buckets) -%}
+        {%- set base = sizes.get('key_bucket=' ~ bucket ~ '/build_tier=base', 0) -%}
+        {%- set delta = sizes.get('key_bucket=' ~ bucket ~ '/build_tier=delta', 0) -%}
+        {%- if delta > 0 and delta >= share * (1 + bucket / (2 * buckets)) * base and bucket not in chosen -%}
+            {%- do chosen.append(bucket) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if chosen -%}
+        {{ log(this.identifier ~ ': compacting key_bucket ' ~ (chosen | sort | join(', ')), info=true) }}
+    {%- endif -%}
+    {{ return(chosen | sort) }}
+{%- endmacro %}
+
+{% macro cdc_live_rows(relation, live, columns=['*'], where='true') -%}
+    {#- The live rows of `relation`, a model that appends builds (config live_rows, e.g.
+        cdc_row_change_builds()): of each `live.build_key` the rows of its newest build
+        (built_at), rows without `live.present` (vacancy rows) dropped. With `where`, of the rows
+        it admits only (e.g. those built since a watermark: their newest build is the key's, as a
+        later one would pass the same filter). One window partitioned by the build key: a reader
+        whose windows partition by the build key first (and more columns after) needs no second
+        shuffle. -#}
+    select {{ columns | join(', ') }}
+    from (
+        select
+            *,
+            max(built_at) over (partition by {{ live.build_key | join(', ') }}) as build_built_at
+        from {{ relation }}
+        where {{ where }}
+    ) as builds
+    where built_at <=> build_built_at and {{ live.present }} is not null
 {%- endmacro %}
 
 {% macro cdc_built_at() -%}

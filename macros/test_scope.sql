@@ -11,15 +11,26 @@
         test node and `config` its config. Returns a subquery without an alias, so a test may
         alias it as it aliases a table. -#}
     {%- set where = config.get('where', '') -%}
-    {%- set base = '(select * from ' ~ relation ~ ' where ' ~ where ~ ')' if where else relation | string -%}
-    {%- set newest = cdc_test_newest_built_at(relation) if cdc_test_is_scoped() else none -%}
-    {%- set keys = cdc_test_scope_keys(model.test_metadata) if cdc_test_is_scoped() else none -%}
+    {%- set scoped_run = cdc_test_is_scoped() -%}
+    {%- set live = cdc_test_live_rows() -%}
+    {%- if live and not scoped_run -%}
+        {%- set source = '(' ~ cdc_live_rows(relation, live) ~ ')' -%}
+    {%- elif live -%}
+        {#- What the last run wrote of a model that appends builds: every live row of every build
+            key it touched (a build holds its key's rows whole), so a key test needs no more. -#}
+        {%- set source = '(select * from ' ~ relation ~ ' where ' ~ live.present ~ ' is not null)' -%}
+    {%- else -%}
+        {%- set source = relation | string -%}
+    {%- endif -%}
+    {%- set base = '(select * from ' ~ source ~ ' as cdc_tested where ' ~ where ~ ')' if where else source -%}
+    {%- set newest = cdc_test_newest_built_at(relation) if scoped_run else none -%}
+    {%- set keys = cdc_test_scope_keys(model.test_metadata) if scoped_run and not live else none -%}
     {%- set matches = [] -%}
     {%- for key in keys or [] -%}
         {%- do matches.append('cdc_scoped_rows.' ~ key ~ ' <=> cdc_touched_keys.' ~ key) -%}
     {%- endfor -%}
     {%- set scoped -%}
-        {%- if not cdc_test_is_scoped() -%}
+        {%- if not scoped_run -%}
             (select * from {{ base }})
         {%- elif keys is none -%}
             (select * from {{ base }} as cdc_scoped_rows where built_at = {{ newest }})
@@ -56,6 +67,13 @@
     {%- endif -%}
     {%- set micros = adapter.newest_built_at_micros(invocation_id, relation) -%}
     {{ return('cast(null as timestamp)' if micros is none else 'timestamp_micros(' ~ (micros | int) ~ ')') }}
+{%- endmacro %}
+
+{% macro cdc_test_live_rows() -%}
+    {#- The config live_rows of the model the compiling test checks (cdc_live_rows: a model that
+        appends builds and whose live rows are the newest build of each key), none for any other. -#}
+    {%- set tested = graph.nodes.get(model.attached_node) if execute and model.attached_node else none -%}
+    {{ return(tested.config.get('live_rows') if tested is not none else none) }}
 {%- endmacro %}
 
 {% macro cdc_test_scope() -%}

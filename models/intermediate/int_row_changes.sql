@@ -15,27 +15,40 @@
       per-(identity, column) "last value that was present" window over the changes in sequence
       order: linear in changes x columns, unlike re-merging every prefix of a row's changes
       (quadratic for frequently updated rows).
-    Incremental: an identity's rows depend on its own units and its table's truncates alone. A run
-    takes the events int_change_events built since this model last wrote (built_at after the
-    newest of its rows: new events, and the events of split-update pair keys it rebuilt),
-    recomputes only the identities those events
-    touch (now or when built) and every identity of a table a new truncate cuts, and, as rows live
-    in `key_bucket` partitions (a hash of table and identity), overwrites the partitions they fall
-    in with the recomputed rows plus the stored rows of every other identity there. What it reads:
-    the built_at, event id and op columns of all events and the identity columns of its own rows
-    (narrow), the changed events (a built_at filter the Parquet scan applies), the images of the
-    stored events on recomputed identities (a join over every event: the one wide read of the
-    event history left), and the rows of the partitions it overwrites. A run with nothing new
-    counts the events built since (a filter on a constant built_at) and reads and writes nothing
-    else. The result is the full refresh's, late events included.
+    Incremental, append and resolve: an identity's rows depend on its own units and its table's
+    truncates alone. A run takes the events int_change_events built since this model last wrote
+    (built_at after the newest of its rows: new events, and the events of split-update pair keys it
+    rebuilt), recomputes only the identities those events touch (now or when built) and every
+    identity of a table a new truncate cuts, and appends them: every row of each recomputed
+    identity, stamped with the run's built_at, or, for an identity no unit reaches any more, one
+    vacancy row (action_id null; table_key, unit_identity and key_bucket set). The rows stored
+    before stay as written. An identity's live rows are those of its newest build, vacancy rows
+    excluded (macro cdc_live_rows): cdc_row_history reads them so, and so do the data tests
+    (config live_rows). So a run writes what it recomputes, never the rows it keeps. Rows live in
+    key_bucket partitions, each split in build_tier base (its live rows as the last compaction
+    left them) and delta (the builds appended since, config appended_partitions): a run compacts
+    the buckets whose delta has grown to var cdc_compact_share of their base (macro
+    cdc_buckets_to_compact), writing their live rows as a new base that replaces the bucket whole
+    (config replaced_partition_depth), so superseded builds and small files stay bounded and each
+    appended row is rewritten a bounded number of times.
+    What it reads: the built_at, event id and op columns of all events and the identity columns of
+    its own rows (narrow; superseded builds included, which only adds identities to recompute),
+    the changed events (a built_at filter the Parquet scan applies), the images of the stored
+    events on recomputed identities (a join over every event: the one wide read of the event
+    history left), and the rows of the buckets it compacts. A run with nothing new counts the
+    events built since (a filter on a constant built_at) and reads and writes nothing else. The
+    live rows are the full refresh's, late events included (docs/semantics.md).
     Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
     that are read several times, and a plan that repeats its inputs grows with every reuse.
 -#}
 {{ config(
     materialized='incremental',
     incremental_strategy='insert_overwrite',
-    partition_by=['key_bucket'],
+    partition_by=['key_bucket', 'build_tier'],
+    appended_partitions=['key_bucket=*/build_tier=delta'],
+    replaced_partition_depth=1,
     on_schema_change='fail',
+    live_rows=cdc_row_change_builds(),
 ) }}
 
 {#- The events int_change_events built since this model last wrote (changed_events below): the
@@ -43,6 +56,9 @@
 {%- set changed = cdc_built_since(ref('int_change_events')) %}
 {%- do cdc_skip_write_when_nothing_new(changed.rows) %}
 {%- set broadcast = cdc_may_broadcast(changed.rows) %}
+{#- The key_bucket partitions this run compacts: rewrites as their live rows alone (build_tier
+    base), its new builds there included. -#}
+{%- set compacted = cdc_buckets_to_compact() if not changed.rows == 0 else [] %}
 {%- set built_since = changed.predicate %}
 {%- set change_order = 'sequence, sub_order, event_id' %}
 {#- What a change row says besides its folded image; every step carries these columns. -#}
@@ -51,7 +67,7 @@
     'tenant_name', 'database_name', 'schema_name', 'table_name', 'primary_key_columns', 'event_id', 'op',
     'sequence', 'sub_order', 'event_ts', 'emitted_ts', 'landing_timestamp', 'change_kind', 'starts_row',
 ] %}
-{#- The model's columns (built rows and, incrementally, the stored rows kept beside them). -#}
+{#- The model's columns (built rows and, incrementally, vacancy rows). -#}
 {%- set output_columns = [
     'action_id', 'table_key', 'source_name', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name',
     'primary_key_columns', 'row_key', 'row_identity', 'event_id', 'op', 'change_kind', 'starts_row', 'sequence',
@@ -168,21 +184,6 @@ table_truncates as (
                 and units_of_needed_events.identity = changed_identities.identity
     ),
 
-    -- A partition is overwritten whole: it keeps the stored rows of the identities not rebuilt.
-    touched_buckets as (
-        select distinct pmod(xxhash64(table_key, identity), {{ cdc_row_buckets() }}) as key_bucket
-        from changed_identities
-    ),
-
-    kept_rows as (
-        select stored.*
-        from {{ this }} as stored
-        left semi join touched_buckets on stored.key_bucket = touched_buckets.key_bucket
-        left anti join changed_identities
-            on
-                stored.table_key = changed_identities.table_key
-                and stored.unit_identity = changed_identities.identity
-    ),
 {% else %}
     {{ cdc_row_units('events', 'of_all_events') }},
 
@@ -407,4 +408,47 @@ built_rows as (
     from folded_rows
 )
 
-{{ cdc_built_and_kept('built_rows', 'kept_rows', output_columns) }}
+{% if is_incremental() %}
+    ,
+
+    {% if compacted %}
+        -- The live rows of the buckets this run compacts that it does not rebuild, as stored.
+        compacted_rows as (
+            {{ cdc_live_rows(this, cdc_row_change_builds(), output_columns + ['built_at'],
+                'key_bucket in (' ~ compacted | join(', ') ~ ')') }}
+        ),
+
+        kept_compacted_rows as (
+            select compacted_rows.*
+            from compacted_rows
+            left anti join changed_identities
+                on
+                    compacted_rows.table_key = changed_identities.table_key
+                    and compacted_rows.unit_identity = changed_identities.identity
+        ),
+    {% endif %}
+
+    -- Each recomputed identity with its rows (built_rows is read once here: Spark would compute a
+    -- CTE read twice twice). One that no unit reaches any more has none: it leaves a vacancy row.
+    recomputed_identities as (
+        select
+            built_rows.*,
+            changed_identities.table_key as recomputed_table_key,
+            changed_identities.identity as recomputed_identity
+        from changed_identities
+        left join built_rows
+            on
+                changed_identities.table_key = built_rows.table_key
+                and changed_identities.identity = built_rows.unit_identity
+    )
+
+    {{ cdc_built_and_vacated('recomputed_identities', output_columns, compacted) }}
+    {%- if compacted %}
+        union all
+        select {{ output_columns | join(', ') }}, built_at, 'base' as build_tier
+        from kept_compacted_rows
+    {%- endif %}
+{% else %}
+    select {{ output_columns | join(', ') }}, {{ cdc_built_at() }} as built_at, 'base' as build_tier
+    from built_rows
+{% endif %}

@@ -14,15 +14,18 @@
       overlaps, and the last version of each row is current (valid_to null).
     So `valid_from <= T and (valid_to > T or valid_to is null) and not is_deleted` is the source
     table at instant T.
-    Incremental like int_row_changes: a run rebuilds the versions of the identities int_row_changes
-    rebuilt since this model last wrote (its rows with a newer built_at: int_row_changes rewrites
-    every row of an identity it rebuilds) from their rows there, and overwrites the `key_bucket`
-    partitions they fall in with those versions plus the stored versions of every other identity
-    there. What it reads: the rows of int_row_changes with a newer built_at (a constant filter
-    the Parquet scan applies: int_row_changes writes its rebuilt rows and the rows it keeps in
-    separate files, so the kept ones are skipped), and the versions of the partitions it
-    overwrites. A run with nothing new counts the rows rebuilt since (a filter on a constant
-    built_at) and reads and writes nothing else.
+    Reads the live rows of int_row_changes (of each identity its newest build, macro
+    cdc_live_rows). Incremental: a run rebuilds the versions of the identities
+    int_row_changes rebuilt since this model last wrote (its builds with a newer built_at: a build
+    holds every row of its identity, or one vacancy row for an identity left without rows) from
+    their newest build, and overwrites the `key_bucket` partitions they fall in with those versions
+    plus the stored versions of every other identity there. What it reads: the rows of
+    int_row_changes with a newer built_at (a constant filter the Parquet scan applies: earlier
+    builds are in earlier files, which it skips), and the versions of the partitions it overwrites.
+    A run with nothing new counts the rows rebuilt since (a filter on a constant built_at) and
+    reads and writes nothing else. Every window partitions by table_key and unit_identity first
+    (the identity of a row key), so the whole chain, the live-build filter included, shuffles the
+    rows once.
 -#}
 {{ config(
     materialized='incremental',
@@ -36,33 +39,39 @@
 {%- set rebuilt = cdc_built_since(ref('int_row_changes')) %}
 {%- do cdc_skip_write_when_nothing_new(rebuilt.rows) %}
 {%- set built_since = rebuilt.predicate %}
+{#- What a version takes from the row changes it is made of. -#}
+{%- set row_change_columns = [
+    'table_key', 'unit_identity', 'key_bucket', 'source_name', 'dialect', 'tenant_name', 'database_name',
+    'schema_name', 'table_name', 'primary_key_columns', 'row_key', 'row_identity', 'event_id', 'op', 'sequence',
+    'sub_order', 'event_ts', 'emitted_ts', 'landing_timestamp', 'is_deleted', 'row_values', 'row_values_json',
+] %}
 {%- set output_columns = [
     'version_id', 'feed', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name',
     'primary_key_columns', 'primary_key', 'row_identity', 'row_values', 'row_values_json', 'valid_from', 'valid_to',
     'is_current', 'is_deleted', 'version_number', 'op', 'event_id', 'sequence', 'key_bucket',
 ] %}
 
-with all_row_changes as (
+with row_change_builds as (
     select * from {{ ref('int_row_changes') }}
 ),
 
 {% if is_incremental() %}
-    -- Every row of a rebuilt identity is new (int_row_changes rebuilds an identity whole), so the
-    -- built_at filter finds them: the Parquet scan applies it, skipping the files int_row_changes
-    -- kept, instead of a join over every stored row.
+    -- Every row of a rebuilt identity is new (int_row_changes appends an identity's build whole),
+    -- so the built_at filter finds them: the Parquet scan applies it, skipping earlier builds'
+    -- files, instead of a join over every stored row.
     row_changes as (
-        select * from all_row_changes
-        where {{ built_since }}
+        {{ cdc_live_rows('row_change_builds', cdc_row_change_builds(), row_change_columns, built_since) }}
     ),
 
-    -- The identities int_row_changes rebuilt since this model last wrote (a keyless identity is an
-    -- image's hash, shared by its numbered copies).
+    -- The identities int_row_changes rebuilt since this model last wrote, vacated ones included (a
+    -- keyless identity is an image's hash, shared by its numbered copies).
     rebuilt_identities as (
         select distinct
             table_key,
             unit_identity,
             key_bucket
-        from row_changes
+        from row_change_builds
+        where {{ built_since }}
     ),
 
     -- A partition is overwritten whole: it keeps the stored versions of the identities not rebuilt.
@@ -84,7 +93,7 @@ with all_row_changes as (
     ),
 {% else %}
     row_changes as (
-        select * from all_row_changes
+        {{ cdc_live_rows('row_change_builds', cdc_row_change_builds(), row_change_columns) }}
     ),
 {% endif %}
 
@@ -96,7 +105,7 @@ known_times as (
         *,
         coalesce(event_ts, emitted_ts) as known_ts,
         min(coalesce(event_ts, emitted_ts)) over (
-            partition by table_key, row_key
+            partition by table_key, unit_identity, row_key
             order by sequence, sub_order, event_id
             rows between 1 following and unbounded following
         ) as next_known_ts
@@ -107,7 +116,7 @@ timed as (
     select
         *,
         max(coalesce(known_ts, least(landing_timestamp, next_known_ts), landing_timestamp)) over (
-            partition by table_key, row_key
+            partition by table_key, unit_identity, row_key
             order by sequence, sub_order, event_id
             rows between unbounded preceding and current row
         ) as effective_ts
@@ -118,7 +127,7 @@ ranked_in_instant as (
     select
         *,
         row_number() over (
-            partition by table_key, row_key, effective_ts
+            partition by table_key, unit_identity, row_key, effective_ts
             order by sequence desc, sub_order desc, event_id desc
         ) as recency_in_instant
     from timed
@@ -138,7 +147,9 @@ instant_states as (
 compared_states as (
     select
         *,
-        lag(state_signature) over (partition by table_key, row_key order by effective_ts) as previous_signature
+        lag(state_signature) over (
+            partition by table_key, unit_identity, row_key order by effective_ts
+        ) as previous_signature
     from instant_states
 ),
 
@@ -151,9 +162,10 @@ state_changes as (
 versions as (
     select
         *,
-        lead(effective_ts) over (partition by table_key, row_key order by effective_ts) as next_valid_from,
-        row_number() over (partition by table_key, row_key order by effective_ts) as version_number
+        lead(effective_ts) over row_versions as next_valid_from,
+        row_number() over row_versions as version_number
     from state_changes
+    window row_versions as (partition by table_key, unit_identity, row_key order by effective_ts)
 ),
 
 built_versions as (

@@ -198,6 +198,35 @@ def test_a_digest_is_equal_for_the_same_rows_in_any_order_and_differs_for_any_ot
 
 
 @pytest.mark.spark
+def test_a_table_of_builds_is_digested_by_its_live_rows():
+    """int_row_changes after incremental runs (superseded builds, a vacancy row, appended deltas)
+    and the same live rows compacted give one digest; another live row does not."""
+    import spark_steps  # bench/spark_steps.py
+
+    from harness import spark_session
+
+    spark = spark_session()
+    columns = "table_key, unit_identity, action_id, v, build_tier, built_at"
+
+    def digest(*values: str) -> dict:
+        table = spark.sql(f"select * from values {', '.join(values)} as t({columns})")
+        return spark_steps.table_digest(spark_steps.live_rows(table, ("table_key", "unit_identity"), "action_id"))
+
+    live = [
+        "('t', 'k1', 'a1', 'x', 'base', timestamp'2024-01-01')",
+        "('t', 'k2', 'a2', 'y', 'delta', timestamp'2024-01-03')",
+    ]
+    history = [
+        "('t', 'k2', 'a2', 'old', 'base', timestamp'2024-01-01')",  # superseded by k2's newer build
+        "('t', 'k3', 'a3', 'z', 'base', timestamp'2024-01-01')",
+        "('t', 'k3', null, null, 'delta', timestamp'2024-01-02')",  # k3's build is empty now
+    ]
+    compacted = [row.replace("'delta'", "'base'") for row in live]
+    assert digest(*live, *history) == digest(*compacted) == digest(*live)
+    assert digest(*live, *history) != digest(*compacted, "('t', 'k4', 'a4', 'w', 'base', timestamp'2024-01-01')")
+
+
+@pytest.mark.spark
 def test_write_floor_rewrites_every_table_of_its_schemas_but_no_view():
     import spark_steps  # bench/spark_steps.py
 

@@ -28,10 +28,12 @@ import yaml
 from cdc_unify.contract import DIALECTS
 from cdc_unify.generator.truth import Truth, load_truth
 from harness import (
+    BUILD_KEYS,
     INTERMEDIATE_SCHEMA,
     MART_SCHEMA,
     THIRD_LOAD_DIALECTS,
     comparable,
+    live_rows,
     run_dbt,
     spark_session,
     workload_feed,
@@ -244,8 +246,21 @@ def test_incremental_runs_append_events_and_rewrite_none_of_the_final_ones(workl
 def test_incremental_run_equals_full_refresh(workload) -> None:
     # built_at says which run wrote a row (docs/testing.md): the full refresh wrote every row later.
     # A rerun on unchanged input rewrites none, so the test above compares it too.
+    # int_row_changes appends builds: its live rows are compared (the full refresh wrote one build).
     for name, rows in workload["final"].items():
-        assert comparable(workload["full_refresh"][name]) == comparable(rows), name
+        assert comparable(live_rows(name, workload["full_refresh"][name])) == comparable(live_rows(name, rows)), name
+
+
+def test_incremental_runs_append_builds_supersede_them_and_compact_buckets(workload) -> None:
+    """int_row_changes after the incremental runs: appended builds (build_tier delta), superseded
+    builds (more rows than live ones) and a bucket compacted by an incremental run (a base row of a
+    later run than the full build), so that the comparisons here cover every path."""
+    full_build = {r["built_at"] for r in workload["after_load_1"]["int_row_changes"]}
+    snapshots = [workload[name]["int_row_changes"] for name in ("after_load_2", "final")]
+    rows = [r for snapshot in snapshots for r in snapshot]
+    assert any(r["build_tier"] == "delta" for r in rows)
+    assert any(len(live_rows("int_row_changes", snapshot)) < len(snapshot) for snapshot in snapshots)
+    assert any(r["build_tier"] == "base" and r["built_at"] not in full_build for r in rows)
 
 
 def test_each_run_stamps_what_it_wrote(workload) -> None:
@@ -263,7 +278,7 @@ def test_each_run_stamps_what_it_wrote(workload) -> None:
 # The key-level models: rows of a key (or of an event) are rewritten together, in the key's bucket.
 KEY_LEVEL = {
     "int_change_events": ("source_name", "event_id"),
-    "int_row_changes": ("source_name", "table_key", "row_key"),
+    "int_row_changes": ("table_key", "unit_identity"),
     "cdc_row_history": ("feed", "database_name", "schema_name", "table_name", "primary_key"),
 }
 
@@ -294,14 +309,30 @@ def test_third_load_rewrites_only_the_keys_it_touches(workload, name) -> None:
     """The third load (a few records of two feeds: a late event older than its key's stored
     versions, redeliveries of first- and second-load messages, the AFTER half of an update whose
     BEFORE half the second load landed) rewrites the rows of the few keys it touches; every other
-    row of every feed is the second run's, built_at included."""
+    row of every feed is the second run's, built_at included. int_row_changes appends a build of
+    each touched identity: every row of a bucket it appended to stays as it was; a bucket it
+    compacted holds the live rows of its other identities as they were (built_at included)."""
     before, after = workload["after_load_2"][name], workload["final"][name]
     rewritten, kept = written_by_last_run(after)
     touched = touched_identities(name, rewritten)
     feeds = {r.get("feed", r.get("source_name")) for r in rewritten}
     assert 0 < len(touched) <= 12 and feeds <= {workload_feed(d) for d in THIRD_LOAD_DIALECTS}, (touched, feeds)
-    assert comparable(kept, without=()) == comparable(
-        [r for r in before if identity(r, KEY_LEVEL[name]) not in touched], without=()
+    if name not in BUILD_KEYS:
+        untouched = [r for r in before if identity(r, KEY_LEVEL[name]) not in touched]
+        assert comparable(kept, without=()) == comparable(untouched, without=())
+        return
+    # Compacted: the run wrote a base there, or the bucket's stored deltas are gone (a bucket is
+    # compacted when its deltas have grown, whether or not the run touches it).
+    deltas_before = {r["key_bucket"] for r in before if r["build_tier"] == "delta"}
+    deltas_kept = {r["key_bucket"] for r in kept if r["build_tier"] == "delta"}
+    compacted = {r["key_bucket"] for r in rewritten if r["build_tier"] == "base"} | (deltas_before - deltas_kept)
+    appended_to = [r for r in kept if r["key_bucket"] not in compacted]
+    assert comparable(appended_to, without=()) == comparable(
+        [r for r in before if r["key_bucket"] not in compacted], without=()
+    )
+    live_before = [r for r in live_rows(name, before) if r["key_bucket"] in compacted]
+    assert comparable([r for r in kept if r["key_bucket"] in compacted], without=("build_tier",)) == comparable(
+        [r for r in live_before if identity(r, KEY_LEVEL[name]) not in touched], without=()
     )
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import pytest
 from dbt.adapters.spark.relation import SparkRelation
@@ -216,3 +218,60 @@ def test_a_write_relists_the_tables_partitions_only_when_it_adds_one(adds_a_part
     relisted = [statement for statement in session.statements if "recover partitions" in statement]
     assert bool(relisted) == adds_a_partition
     assert rows("target") == as_rows([(2, "c"), *written])
+
+
+def create_tiered(name: str, values: list[tuple[int, str, str]]) -> None:
+    """Table `name` of (bucket, tier, value) rows partitioned by bucket, then tier (int_row_changes'
+    key_bucket and build_tier)."""
+    spark = spark_session()
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    spark.sql(f"drop table if exists {SCHEMA}.{name}")
+    spark.sql(
+        f"create table {SCHEMA}.{name} (value string, bucket int, tier string) using parquet partitioned by (bucket, tier)"
+    )
+    frame = spark.createDataFrame(values, "bucket int, tier string, value string").select("value", "bucket", "tier")
+    frame.repartition(2).write.insertInto(f"{SCHEMA}.{name}")
+
+
+def tiered_rows(values: list[tuple[int, str, str]]) -> Counter[str]:
+    return Counter(json.dumps({"bucket": b, "tier": t, "value": v}, sort_keys=True) for b, t, v in values)
+
+
+TIERED = pending_writes.Layout(("bucket", "tier"), replace=True, appended=("bucket=*/tier=delta",), replace_depth=1)
+TIERED_TARGET = [(1, "base", "a"), (1, "delta", "b"), (2, "base", "c"), (2, "delta", "d"), (3, "base", "e")]
+# Bucket 1 gains a delta row, bucket 2 is rewritten as one base (its delta goes), bucket 4 is new.
+TIERED_PENDING = [(1, "delta", "f"), (2, "base", "g"), (4, "delta", "h")]
+
+
+@pytest.mark.parametrize("kill", [None, "replace_folder", "move_files"])
+def test_a_write_rewrites_a_bucket_whole_by_its_base_and_appends_to_the_other_buckets_deltas(
+    kill: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Layout of int_row_changes: a written `tier=delta` partition is appended to; a written
+    `tier=base` one replaces its whole bucket folder (replace_depth 1), so the bucket's stored
+    deltas go with its old base. Killed in either move and applied again: the same."""
+    spark = spark_session()
+    create_tiered("target", TIERED_TARGET)
+    create_tiered("pending", TIERED_PENDING)
+    apply = [spark, relation("pending"), relation("target"), TIERED]
+    if kill:
+        dying = delete_then_die if kill == "replace_folder" else one_file_then_die
+        with monkeypatch.context() as patch:
+            patch.setattr(pending_writes.TableFiles, kill, lambda *args: dying(*args))
+            with pytest.raises(Killed):
+                pending_writes.apply_pending(*apply)
+    assert pending_writes.apply_pending(*apply)
+    assert rows("target") == tiered_rows([(1, "base", "a"), (1, "delta", "b"), (3, "base", "e"), *TIERED_PENDING])
+    assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
+
+
+def test_partition_sizes_are_the_bytes_of_each_partitions_files() -> None:
+    spark = spark_session()
+    create_tiered("target", TIERED_TARGET)
+    sizes = pending_writes.partition_sizes(spark, relation("target"), 2)
+    assert sorted(sizes) == sorted(f"bucket={b}/tier={t}" for b, t, _ in TIERED_TARGET)
+    on_disk = Counter[str]()
+    for file in spark.table(f"{SCHEMA}.target").inputFiles():
+        path = Path(urlparse(file).path)
+        on_disk[f"{path.parent.parent.name}/{path.parent.name}"] += path.stat().st_size
+    assert sizes == dict(on_disk)

@@ -8,7 +8,8 @@ in the default scope and one with the full-check switch (var cdc_test_scope: all
 each test with exactly the failing rows counted by hand below: the second run's alone when scoped,
 but for a key invariant the older rows of the keys the second run touched too; all of them in the
 full check. A scope that were off, or that checked the new rows without their keys' older rows,
-gives other counts.
+gives other counts. A third model appends builds of keys (config live_rows): its tests count the
+live rows' failures only, never a superseded build's or a vacancy row's.
 """
 
 from __future__ import annotations
@@ -60,6 +61,23 @@ VERSIONS = [
 ]
 
 
+# (batch, build_key, action_id, status) of a model that appends builds (config live_rows): a key's
+# live rows are its newest build's, a row without action_id is an empty build.
+BUILDS = [
+    (1, "k1", "x1", "ok"),
+    (1, "k2", "x2", "bogus"),  # bad status, still live after the second run
+    (1, "k3", "x3", "bogus"),  # bad status, superseded by the second run's build of k3
+    (1, "k4", "x4", "ok"),
+    (1, "k5", "d5", "ok"),  # d5 in two live builds: broken by the first run alone
+    (1, "k6", "d5", "ok"),
+    (2, "k3", "x3", "ok"),
+    (2, "k4", None, None),  # k4's build is empty now: a vacancy row, no bad row
+    (2, "k7", "x7", "bogus"),  # bad status
+    (2, "k8", "x8", "ok"),  # x8 twice in one build
+    (2, "k8", "x8", "ok"),
+]
+
+
 @dataclass(frozen=True)
 class Expected:
     """Failures (rows dbt counts) of one data test in the last run's scope and in the full check."""
@@ -86,6 +104,11 @@ EXPECTED = {
     "versions_tile_time": Expected(1, 2),
     # A model without built_at is checked whole in either scope.
     "unmarked_id_not_null": Expected(2, 2),
+    # Builds: the live rows only. The vacancy row is no null action_id; k3's superseded bogus row and
+    # its x3, repeated by the newer build, count nowhere; d5 (first run only) only in the full check.
+    "builds_action_not_null": Expected(0, 0),
+    "builds_status_ok": Expected(1, 2),
+    "builds_action_unique": Expected(1, 2),
 }
 
 MODELS = {
@@ -98,6 +121,12 @@ MODELS = {
         "{{ config(materialized='incremental', incremental_strategy='append') }}\n"
         "select row_key, valid_from, valid_to, is_current, {{ cdc_built_at() }} as built_at\n"
         "from {{ source('fixture', 'scope_versions') }}\nwhere batch = {{ var('batch', 1) }}\n"
+    ),
+    "marked_builds": (
+        "{{ config(materialized='incremental', incremental_strategy='append',\n"
+        "    live_rows={'build_key': ['build_key'], 'present': 'action_id'}) }}\n"
+        "select build_key, action_id, status, {{ cdc_built_at() }} as built_at\n"
+        "from {{ source('fixture', 'scope_builds') }}\nwhere batch = {{ var('batch', 1) }}\n"
     ),
     "unmarked": "select id from {{ source('fixture', 'scope_rows') }} where batch <= {{ var('batch', 1) }}\n",
     "parents": "select 'p1' as parent_id union all select 'p2' as parent_id\n",
@@ -135,10 +164,23 @@ def models_yaml() -> dict[str, Any]:
         named("no_overlapping_versions", "versions_tile_time", key_columns=["row_key"]),
     ]
     version_columns = ["row_key", "valid_from", "valid_to", "is_current", "built_at"]
+    build_columns = [
+        {"name": "build_key"},
+        {
+            "name": "action_id",
+            "data_tests": [named("not_null", "builds_action_not_null"), named("unique", "builds_action_unique")],
+        },
+        {"name": "status"},
+        {"name": "built_at"},
+    ]
     return {
         "version": 2,
         "sources": [
-            {"name": "fixture", "schema": "global_temp", "tables": [{"name": "scope_rows"}, {"name": "scope_versions"}]}
+            {
+                "name": "fixture",
+                "schema": "global_temp",
+                "tables": [{"name": "scope_rows"}, {"name": "scope_versions"}, {"name": "scope_builds"}],
+            }
         ],
         "models": [
             {"name": "marked_rows", "columns": rows_columns, "data_tests": rows_tests},
@@ -146,6 +188,11 @@ def models_yaml() -> dict[str, Any]:
                 "name": "marked_versions",
                 "columns": [{"name": c} for c in version_columns],
                 "data_tests": versions_tests,
+            },
+            {
+                "name": "marked_builds",
+                "columns": build_columns,
+                "data_tests": [named("expression_is_true", "builds_status_ok", expression="status = 'ok'")],
             },
             {
                 "name": "unmarked",
@@ -202,6 +249,9 @@ def fixture_dbt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FixtureDbt
     spark.createDataFrame(
         VERSIONS, "batch int, row_key string, valid_from timestamp, valid_to timestamp, is_current boolean"
     ).createOrReplaceGlobalTempView("scope_versions")
+    spark.createDataFrame(
+        BUILDS, "batch int, build_key string, action_id string, status string"
+    ).createOrReplaceGlobalTempView("scope_builds")
     previous = os.environ.get("CDC_UNIFY_SCHEMA")
     os.environ["CDC_UNIFY_SCHEMA"] = SCHEMA
     try:
@@ -214,7 +264,7 @@ def fixture_dbt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FixtureDbt
             del os.environ["CDC_UNIFY_SCHEMA"]
         else:
             os.environ["CDC_UNIFY_SCHEMA"] = previous
-        for view in ("scope_rows", "scope_versions"):
+        for view in ("scope_rows", "scope_versions", "scope_builds"):
             spark.catalog.dropGlobalTempView(view)
 
 

@@ -116,6 +116,12 @@ class SparkSessionAdapter(SparkAdapter):
         return self._run.newest_built_at(invocation_id, relation, query)
 
     @available
+    def partition_sizes(self, relation: BaseRelation, depth: int) -> dict[str, int]:
+        """Bytes of data files per partition folder of `relation` (`depth` partition columns), from a
+        listing of its folders: what a model reads to decide which partitions to rewrite."""
+        return pending_writes.partition_sizes(self._session(), relation, int(depth))
+
+    @available
     def drop_pending_write(self, pending: BaseRelation) -> None:
         """Discard a killed run's pending write (a full build replaces what it would have changed)."""
         self._session().sql(f"drop table if exists `{pending.schema}`.`{pending.identifier}`")

@@ -15,6 +15,7 @@ applied then, whatever part of it was applied before, since every step skips wha
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -120,24 +121,35 @@ class Layout:
     """How a model's write lands in its table: per partition (`partition_by`, in the tables'
     order), `replace` swaps the table's partition folder for the written one (insert_overwrite),
     else the files are added to it (append). `appended` names partitions (folder paths such as
-    `event_slice=final`) whose files are added even when `replace` is set: a model that appends
-    its new rows to one partition and rewrites a few others in the same write."""
+    `event_slice=final`, or patterns such as `key_bucket=*/build_tier=delta`) whose files are added
+    even when `replace` is set: a model that appends its new rows to some partitions and rewrites a
+    few others in the same write. `replace_depth` (with `replace`): a replaced partition swaps the
+    folder of its first `replace_depth` partition columns, with every partition under it (the
+    stored ones the write has no rows for go): int_row_changes rewrites a `key_bucket` whole by
+    writing its `build_tier=base` alone."""
 
     partition_by: tuple[str, ...] = ()
     replace: bool = False
     appended: tuple[str, ...] = ()
+    replace_depth: int | None = None
 
     @classmethod
     def of(cls, config: Mapping[str, Any]) -> Layout:
-        """From the materialization's dict (keys partition_by, replace, appended)."""
+        """From the materialization's dict (keys partition_by, replace, appended, replace_depth)."""
+        depth = config.get("replace_depth")
         return cls(
             tuple(config.get("partition_by") or ()),
             bool(config.get("replace")),
             tuple(config.get("appended") or ()),
+            int(depth) if depth else None,
         )
 
     def replaces(self, partition: str) -> bool:
-        return self.replace and partition not in self.appended
+        return self.replace and not any(fnmatch.fnmatchcase(partition, pattern) for pattern in self.appended)
+
+    def replaced_folder(self, partition: str) -> str:
+        """The folder a write into replaced `partition` swaps."""
+        return "/".join(partition.split("/")[: self.replace_depth]) if self.replace_depth else partition
 
 
 def apply_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> bool:
@@ -169,22 +181,44 @@ def apply_written(spark: SparkSession, pending: Any, target: Any, layout: Layout
 
 def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> bool:
     """Moves the files of every partition of `pending` into `target` (apply_pending); returns
-    whether the target had no folder for one of those partitions."""
+    whether the target had no folder for one of those partitions. Replaced folders first: one may
+    hold an appended partition of the same write, which then moves with it."""
     files = TableFiles(spark)
     source_root = files.path(table_location(spark, pending))
     target_root = files.path(table_location(spark, target))
-    added_a_partition = False
-    for partition in files.leaves(source_root, len(layout.partition_by)):
-        source = source_root if partition == "." else files.path(source_root, partition)
-        destination = target_root if partition == "." else files.path(target_root, partition)
-        if not files.fs(source).exists(source):
-            continue  # moved by the killed run
-        added_a_partition |= partition != "." and not files.fs(destination).exists(destination)
-        if layout.replaces(partition):
-            files.replace_folder(source, destination)
-        else:
-            files.move_files(source, destination)
+
+    def under(root: Any, partition: str) -> Any:
+        return root if partition == "." else files.path(root, partition)
+
+    partitions = files.leaves(source_root, len(layout.partition_by))
+    added_a_partition = any(
+        partition != "." and not files.fs(target_root).exists(under(target_root, partition)) for partition in partitions
+    )
+    replaced = [layout.replaced_folder(p) for p in partitions if layout.replaces(p)]
+    for folder in dict.fromkeys(replaced):
+        files.replace_folder(under(source_root, folder), under(target_root, folder))
+    for partition in partitions:
+        source = under(source_root, partition)
+        if not layout.replaces(partition) and files.fs(source).exists(source):
+            files.move_files(source, under(target_root, partition))
     return added_a_partition
+
+
+def partition_sizes(spark: SparkSession, relation: Any, depth: int) -> dict[str, int]:
+    """Bytes of the data files in each partition folder of table `relation` (`depth`: its number of
+    partition columns): a listing of the table's folders, no file read."""
+    files = TableFiles(spark)
+    root = files.path(table_location(spark, relation))
+    sizes = {}
+    for partition in files.leaves(root, depth):
+        folder = root if partition == "." else files.path(root, partition)
+        fs = files.fs(folder)
+        sizes[partition] = sum(
+            status.getLen()
+            for status in fs.listStatus(folder)
+            if status.isFile() and not status.getPath().getName().startswith(HIDDEN_PREFIXES)
+        )
+    return sizes
 
 
 def finish(spark: SparkSession, pending: Any, target: Any, recover: bool) -> None:

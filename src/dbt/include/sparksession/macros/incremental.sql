@@ -6,9 +6,12 @@
     left by a killed run is applied before the model reads `this` again; a full build discards it. A
     model that found nothing new when it compiled (macro cdc_skip_write_when_nothing_new) writes
     nothing and runs no query. Config `appended_partitions` (insert_overwrite only): partition
-    folders, such as `event_slice=final`, whose new files are added to instead of replacing the
-    stored ones, for a model that appends most of its rows and rewrites a few partitions
-    (int_change_events). Otherwise as dbt-spark's: same strategies (append, insert_overwrite with
+    folders, such as `event_slice=final`, or patterns (`key_bucket=*/build_tier=delta`), whose new
+    files are added to instead of replacing the stored ones, for a model that appends most of its
+    rows and rewrites a few partitions (int_change_events, int_row_changes). Config
+    `replaced_partition_depth` N: a replaced partition swaps the folder of its first N partition
+    columns whole (int_row_changes rewrites a key_bucket, its appended builds included, by
+    writing its compacted `build_tier=base`). Otherwise as dbt-spark's: same strategies (append, insert_overwrite with
     partition_by), schema change handling, hooks, grants and docs.
 -#}
 
@@ -19,7 +22,7 @@
   {%- set file_format = dbt_spark_validate_get_file_format(raw_file_format) -%}
   {%- set strategy = dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) -%}
   {%- set layout = sparksession_write_layout(
-      config.get('partition_by'), strategy, config.get('appended_partitions')
+      config.get('partition_by'), strategy, config.get('appended_partitions'), config.get('replaced_partition_depth')
   ) -%}
   {%- set partition_by = layout.partition_by -%}
   {%- if strategy not in ['append', 'insert_overwrite'] or (strategy == 'insert_overwrite' and not partition_by) -%}
@@ -87,7 +90,8 @@
     {%- for node in graph.nodes.values()
         if node.resource_type == 'model' and node.config.materialized == 'incremental' -%}
       {%- set layout = sparksession_write_layout(
-          node.config.partition_by, node.config.incremental_strategy, node.config.get('appended_partitions')
+          node.config.partition_by, node.config.incremental_strategy, node.config.get('appended_partitions'),
+          node.config.get('replaced_partition_depth')
       ) -%}
       {%- set target = api.Relation.create(
           database=node.database, schema=node.schema, identifier=node.alias, type='table'
@@ -98,14 +102,16 @@
   {%- endif -%}
 {%- endmacro %}
 
-{% macro sparksession_write_layout(partition_by, strategy, appended_partitions) -%}
+{% macro sparksession_write_layout(partition_by, strategy, appended_partitions, replaced_partition_depth=none) -%}
   {#- How an incremental write lands (pending_writes.Layout): the partition columns, whether a written
-      partition replaces the table's (insert_overwrite) or is added to it, and the partitions added
-      to even so (config appended_partitions). -#}
+      partition replaces the table's (insert_overwrite) or is added to it, the partitions added
+      to even so (config appended_partitions: folder paths or patterns) and how many partition
+      columns a replaced folder spans (config replaced_partition_depth; default all). -#}
   {%- set partition_by = partition_by or [] -%}
   {{ return({
       'partition_by': [partition_by] if partition_by is string else partition_by,
       'replace': strategy == 'insert_overwrite',
       'appended': appended_partitions or [],
+      'replace_depth': replaced_partition_depth,
   }) }}
 {%- endmacro %}
