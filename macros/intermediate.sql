@@ -130,6 +130,12 @@
     {{ return(var('cdc_row_buckets', 64)) }}
 {%- endmacro %}
 
+{% macro cdc_key_bucket(table_key, identity) -%}
+    {#- The key_bucket of a row identity: the partition int_row_changes and cdc_row_history keep
+        its rows in. -#}
+    pmod(xxhash64({{ table_key }}, {{ identity }}), {{ cdc_row_buckets() }})
+{%- endmacro %}
+
 {% macro cdc_count_rows(count_sql) -%}
     {#- The number `count_sql` (a `select count(*) ...`) gives when the run starts: how many new rows
         an incremental run finds, counted before its main query so that the query can be planned for
@@ -273,7 +279,7 @@ units_{{ suffix }} as (
         unit.unit_sign,
         unit.sub_order,
         unit.identity,
-        pmod(xxhash64(unit_candidates_{{ suffix }}.table_key, unit.identity), {{ cdc_row_buckets() }}) as key_bucket
+        {{ cdc_key_bucket('unit_candidates_' ~ suffix ~ '.table_key', 'unit.identity') }} as key_bucket
     from unit_candidates_{{ suffix }}
         lateral view inline(filter(candidates, c -> c is not null)) unit as unit_sign, sub_order, identity
 )
@@ -300,7 +306,7 @@ units_{{ suffix }} as (
         other column null: the identity's newest build is empty (cdc_live_rows). Rows of the
         key_buckets `compacted` go to build_tier base (the run rewrites those), the others to
         delta (appended). -#}
-    {%- set bucket = 'pmod(xxhash64(recomputed_table_key, recomputed_identity), ' ~ cdc_row_buckets() ~ ')' -%}
+    {%- set bucket = cdc_key_bucket('recomputed_table_key', 'recomputed_identity') -%}
     {%- set expressions = [] -%}
     {%- for column in columns -%}
         {%- if column == 'table_key' -%}

@@ -46,6 +46,10 @@ class TableFiles:
     def fs(self, path: Any) -> Any:
         return path.getFileSystem(self._conf)
 
+    def partition_folder(self, root: Any, partition: str) -> Any:
+        """The folder of `partition` (a relative path from `leaves`) under table folder `root`."""
+        return root if partition == "." else self.path(root, partition)
+
     def visible_children(self, path: Any) -> list[Any]:
         fs = self.fs(path)
         if not fs.exists(path):
@@ -186,10 +190,7 @@ def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout)
     files = TableFiles(spark)
     source_root = files.path(table_location(spark, pending))
     target_root = files.path(table_location(spark, target))
-
-    def under(root: Any, partition: str) -> Any:
-        return root if partition == "." else files.path(root, partition)
-
+    under = files.partition_folder
     partitions = files.leaves(source_root, len(layout.partition_by))
     added_a_partition = any(
         partition != "." and not files.fs(target_root).exists(under(target_root, partition)) for partition in partitions
@@ -211,7 +212,7 @@ def partition_sizes(spark: SparkSession, relation: Any, depth: int) -> dict[str,
     root = files.path(table_location(spark, relation))
     sizes = {}
     for partition in files.leaves(root, depth):
-        folder = root if partition == "." else files.path(root, partition)
+        folder = files.partition_folder(root, partition)
         fs = files.fs(folder)
         sizes[partition] = sum(
             status.getLen()
