@@ -30,7 +30,8 @@
     the buckets whose delta has grown to var cdc_compact_share of their base (macro
     cdc_buckets_to_compact), writing their live rows as a new base that replaces the bucket whole
     (config replaced_partition_depth), so superseded builds and small files stay bounded and each
-    appended row is rewritten a bounded number of times.
+    appended row is rewritten a bounded number of times. A write is distributed by key_bucket
+    (config write_distributed_by), so it adds one file to each bucket it writes, not one per task.
     What it reads: the built_at, event id and op columns of all events and the identity columns of
     its own rows (narrow; superseded builds included, which only adds identities to recompute),
     the changed events (a built_at filter the Parquet scan applies), the images of the stored
@@ -47,6 +48,7 @@
     partition_by=['key_bucket', 'build_tier'],
     appended_partitions=['key_bucket=*/build_tier=delta'],
     replaced_partition_depth=1,
+    write_distributed_by=['key_bucket'],
     on_schema_change='fail',
     live_rows=cdc_row_change_builds(),
 ) }}

@@ -25,12 +25,14 @@
     A run with nothing new counts the rows rebuilt since (a filter on a constant built_at) and
     reads and writes nothing else. Every window partitions by table_key and unit_identity first
     (the identity of a row key), so the whole chain, the live-build filter included, shuffles the
-    rows once.
+    rows once; the write distributes them again by key_bucket (config write_distributed_by), so
+    that it leaves one file per bucket it overwrites, not one per task.
 -#}
 {{ config(
     materialized='incremental',
     incremental_strategy='insert_overwrite',
     partition_by=['key_bucket'],
+    write_distributed_by=['key_bucket'],
     on_schema_change='fail',
 ) }}
 

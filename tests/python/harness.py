@@ -14,11 +14,14 @@ import json
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 from dbt.cli.main import dbtRunner
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -65,6 +68,38 @@ def spark_session() -> SparkSession:
     return get_spark(master="local[2]", warehouse=str(root / "warehouse"), extra_conf=TEST_SPARK_CONF)
 
 
+@contextmanager
+def profile_schema(schema: str) -> Iterator[None]:
+    """The profile's schema (env CDC_UNIFY_SCHEMA) is `schema` while the block runs."""
+    previous = os.environ.get("CDC_UNIFY_SCHEMA")
+    os.environ["CDC_UNIFY_SCHEMA"] = schema
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["CDC_UNIFY_SCHEMA"]
+        else:
+            os.environ["CDC_UNIFY_SCHEMA"] = previous
+
+
+def write_fixture_project(root: Path, name: str, models_config: dict[str, Any] | None = None) -> None:
+    """dbt_project.yml of a fixture project at `root` on the project's profile: its macros in
+    `root/macros`, its models in `root/models` (both folders created), `models_config` the config
+    of all its models (e.g. {"+file_format": "parquet"})."""
+    (root / "macros").mkdir(parents=True, exist_ok=True)
+    (root / "models").mkdir(exist_ok=True)
+    project = {
+        "name": name,
+        "version": "1.0.0",
+        "config-version": 2,
+        "profile": "cdc_unify",
+        "macro-paths": ["macros"],
+        "model-paths": ["models"],
+        **({"models": {name: models_config}} if models_config else {}),
+    }
+    (root / "dbt_project.yml").write_text(yaml.safe_dump(project), encoding="utf-8")
+
+
 def run_dbt(*args: str, dbt_vars: dict | None = None, schema: str | None = None, callbacks: list | None = None) -> Any:
     """`dbt <args>` in this process on the project; raises with dbt's own message on failure.
     `schema` builds into other schemas than the shared workload's (`<schema>`, `<schema>_staging`...);
@@ -73,15 +108,8 @@ def run_dbt(*args: str, dbt_vars: dict | None = None, schema: str | None = None,
     cli = [*args, "--project-dir", str(REPO_ROOT), "--profiles-dir", str(REPO_ROOT / "profiles")]
     if dbt_vars:
         cli += ["--vars", json.dumps(dbt_vars)]
-    previous = os.environ.get("CDC_UNIFY_SCHEMA")
-    os.environ["CDC_UNIFY_SCHEMA"] = schema or DEFAULT_SCHEMA
-    try:
+    with profile_schema(schema or DEFAULT_SCHEMA):
         result = dbtRunner(callbacks=callbacks or []).invoke(cli)
-    finally:
-        if previous is None:
-            del os.environ["CDC_UNIFY_SCHEMA"]
-        else:
-            os.environ["CDC_UNIFY_SCHEMA"] = previous
     if not result.success:
         details = result.exception or [
             f"{r.node.name}: {r.message}" for r in getattr(result.result, "results", []) if r.status != "success"

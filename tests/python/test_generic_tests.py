@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 
 from cdc_unify import landing
 from harness import REPO_ROOT, run_dbt, spark_session
+from harness import write_fixture_project as write_dbt_project
 
 MACROS = REPO_ROOT / "macros" / "generic_tests.sql"
 # Through which every generic test reads its relation (and its `where`): the fixture's tables are
@@ -170,19 +171,9 @@ def sources_yaml(cases: tuple[Case, ...]) -> dict[str, Any]:
 
 def write_fixture_project(root: Path, cases: tuple[Case, ...]) -> None:
     """A dbt project with only the generic tests' (and their scope's) macros and the crafted tables as sources."""
-    (root / "macros").mkdir(parents=True)
-    (root / "models").mkdir()
+    write_dbt_project(root, "generic_tests_fixture")
     for macros in (MACROS, TEST_SCOPE_MACROS):
         shutil.copy(macros, root / "macros" / macros.name)
-    project = {
-        "name": "generic_tests_fixture",
-        "version": "1.0.0",
-        "config-version": 2,
-        "profile": "cdc_unify",
-        "macro-paths": ["macros"],
-        "model-paths": ["models"],
-    }
-    (root / "dbt_project.yml").write_text(yaml.safe_dump(project), encoding="utf-8")
     (root / "models" / "_fixture__sources.yml").write_text(yaml.safe_dump(sources_yaml(cases)), encoding="utf-8")
 
 

@@ -15,7 +15,6 @@ live rows' failures only, never a superseded build's or a vacancy row's.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,7 +25,8 @@ import pytest
 import yaml
 from dbt.cli.main import dbtRunner
 
-from harness import REPO_ROOT, spark_session
+from harness import REPO_ROOT, profile_schema, spark_session
+from harness import write_fixture_project as write_dbt_project
 
 SCHEMA = "test_scope"
 T0 = dt.datetime(2024, 1, 1)
@@ -206,17 +206,7 @@ def models_yaml() -> dict[str, Any]:
 def write_fixture_project(root: Path) -> None:
     # The macros without their docs (macros/*.yml cite doc blocks of the models folder).
     shutil.copytree(REPO_ROOT / "macros", root / "macros", ignore=shutil.ignore_patterns("*.yml"))
-    (root / "models").mkdir()
-    project = {
-        "name": "test_scope_fixture",
-        "version": "1.0.0",
-        "config-version": 2,
-        "profile": "cdc_unify",
-        "macro-paths": ["macros"],
-        "model-paths": ["models"],
-        "models": {"test_scope_fixture": {"+file_format": "parquet", "+materialized": "table"}},
-    }
-    (root / "dbt_project.yml").write_text(yaml.safe_dump(project), encoding="utf-8")
+    write_dbt_project(root, "test_scope_fixture", {"+file_format": "parquet", "+materialized": "table"})
     (root / "models" / "_fixture__models.yml").write_text(yaml.safe_dump(models_yaml()), encoding="utf-8")
     for name, sql in MODELS.items():
         (root / "models" / f"{name}.sql").write_text(sql, encoding="utf-8")
@@ -252,18 +242,13 @@ def fixture_dbt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FixtureDbt
     spark.createDataFrame(
         BUILDS, "batch int, build_key string, action_id string, status string"
     ).createOrReplaceGlobalTempView("scope_builds")
-    previous = os.environ.get("CDC_UNIFY_SCHEMA")
-    os.environ["CDC_UNIFY_SCHEMA"] = SCHEMA
     try:
-        dbt = FixtureDbt(root)
-        assert dbt("run", "--full-refresh", dbt_vars="{batch: 1}").success
-        assert dbt("run", dbt_vars="{batch: 2}").success
-        yield dbt
+        with profile_schema(SCHEMA):
+            dbt = FixtureDbt(root)
+            assert dbt("run", "--full-refresh", dbt_vars="{batch: 1}").success
+            assert dbt("run", dbt_vars="{batch: 2}").success
+            yield dbt
     finally:
-        if previous is None:
-            del os.environ["CDC_UNIFY_SCHEMA"]
-        else:
-            os.environ["CDC_UNIFY_SCHEMA"] = previous
         for view in ("scope_rows", "scope_versions", "scope_builds"):
             spark.catalog.dropGlobalTempView(view)
 

@@ -5,6 +5,9 @@
     parquet, the only table format available locally) and partition_by apply to Python models
     as they do to SQL models, so incremental insert_overwrite works for both. A model reads the
     invocation's start as `dbt.run_started_at` (a UTC datetime), as SQL models read jinja's.
+    Config `write_distributed_by` (SQL and Python models): the rows are distributed by these
+    columns before they are written, so that each partition folder gets one file per write
+    instead of one per task (sparksession_distributed).
 -#}
 
 {% macro sparksession__create_table_as(temporary, relation, compiled_code, language='sql') -%}
@@ -16,8 +19,30 @@
     {%- if language == 'python' -%}
         {{ sparksession_py_write_table(compiled_code, relation) }}
     {%- else -%}
-        {{ spark__create_table_as(temporary, relation, compiled_code, language) }}
+        {{ spark__create_table_as(temporary, relation, sparksession_distributed(compiled_code), language) }}
     {%- endif -%}
+{%- endmacro %}
+
+{% macro sparksession_write_distributed_by() -%}
+    {#- The model's config write_distributed_by as a list of column names. -#}
+    {%- set columns = config.get('write_distributed_by') or [] -%}
+    {{ return([columns] if columns is string else columns) }}
+{%- endmacro %}
+
+{% macro sparksession_distributed(compiled_code) -%}
+    {#- A SQL model's query, its rows distributed by config write_distributed_by when it has one.
+        Without it, each write task writes a file into every partition folder it has rows for
+        (4 tasks x 64 key_buckets = 256 files), and every later scan of the table lists and opens
+        them all: distributed by the partition columns, each folder gets one file per write. -#}
+    {%- set columns = sparksession_write_distributed_by() -%}
+    {%- if not columns -%}
+        {{ return(compiled_code) }}
+    {%- endif -%}
+    {%- set quoted = [] -%}
+    {%- for column in columns -%}
+        {%- do quoted.append('`' ~ column | replace('`', '``') ~ '`') -%}
+    {%- endfor -%}
+    {{ return('select * from (\n' ~ compiled_code ~ '\n) as sparksession_distributed\ndistribute by ' ~ quoted | join(', ')) }}
 {%- endmacro %}
 
 {% macro sparksession_py_write_table(compiled_code, target_relation) -%}
@@ -26,6 +51,7 @@
     {%- if partition_by is string -%}
         {%- set partition_by = [partition_by] -%}
     {%- endif %}
+    {%- set distributed_by = sparksession_write_distributed_by() %}
 {# the code must start on a line of its own, whatever indentation precedes this call #}
 {{ compiled_code }}
 
@@ -47,6 +73,9 @@ elif hasattr(df, "to_spark"):
     df = df.to_spark()
 if not isinstance(df, pyspark.sql.DataFrame):
     raise TypeError(f"a dbt Python model must return a Spark or pandas DataFrame, not {type(df)}")
+{%- if distributed_by %}
+df = df.repartition(*{{ distributed_by | tojson }})
+{%- endif %}
 writer = df.write.mode("overwrite").format({{ file_format | tojson }})
 {%- if partition_by %}
 writer = writer.partitionBy(*{{ partition_by | tojson }})
