@@ -23,9 +23,10 @@
     {%- endif -%}
 {%- endmacro %}
 
-{% macro sparksession_write_distributed_by() -%}
-    {#- The model's config write_distributed_by as a list of column names. -#}
-    {%- set columns = config.get('write_distributed_by') or [] -%}
+{% macro sparksession_config_columns(name) -%}
+    {#- The model's config `name` (partition_by, write_distributed_by: a column name or a list of
+        them) as a list of column names, empty when the model has none. -#}
+    {%- set columns = config.get(name) or [] -%}
     {{ return([columns] if columns is string else columns) }}
 {%- endmacro %}
 
@@ -34,7 +35,7 @@
         Without it, each write task writes a file into every partition folder it has rows for
         (4 tasks x 64 key_buckets = 256 files), and every later scan of the table lists and opens
         them all: distributed by the partition columns, each folder gets one file per write. -#}
-    {%- set columns = sparksession_write_distributed_by() -%}
+    {%- set columns = sparksession_config_columns('write_distributed_by') -%}
     {%- if not columns -%}
         {{ return(compiled_code) }}
     {%- endif -%}
@@ -47,11 +48,8 @@
 
 {% macro sparksession_py_write_table(compiled_code, target_relation) -%}
     {%- set file_format = config.get('file_format', 'parquet') or 'parquet' -%}
-    {%- set partition_by = config.get('partition_by') or [] -%}
-    {%- if partition_by is string -%}
-        {%- set partition_by = [partition_by] -%}
-    {%- endif %}
-    {%- set distributed_by = sparksession_write_distributed_by() %}
+    {%- set partition_by = sparksession_config_columns('partition_by') -%}
+    {%- set distributed_by = sparksession_config_columns('write_distributed_by') %}
 {# the code must start on a line of its own, whatever indentation precedes this call #}
 {{ compiled_code }}
 
