@@ -251,7 +251,10 @@ def table_digest(table: DataFrame, without: tuple[str, ...] = ("built_at",)) -> 
 # hold is each build key's newest build, vacancy rows (no `present` column) left out; how their
 # files hold it (superseded builds, build_tier) differs between an incremental history and a
 # backfill of the same input.
-LIVE_ROWS = {"int_row_changes": (("table_key", "unit_identity"), "action_id")}
+LIVE_ROWS = {
+    "int_row_changes": (("table_key", "unit_identity"), "action_id"),
+    "int_row_versions": (("table_key", "unit_identity"), "version_id"),
+}
 
 
 def live_rows(table: DataFrame, build_key: tuple[str, ...], present: str) -> DataFrame:

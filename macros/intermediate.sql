@@ -123,15 +123,14 @@
 
 {% macro cdc_row_buckets() -%}
     {#-
-        Number of `key_bucket` partitions of int_row_changes and cdc_row_history (cdc_row_history
-        overwrites the ones its incremental run recomputes identities of; int_row_changes appends
-        to them). Changing it needs `--full-refresh`.
+        Number of `key_bucket` partitions of int_row_changes and int_row_versions (both append
+        their builds to them and compact them one by one). Changing it needs `--full-refresh`.
     -#}
     {{ return(var('cdc_row_buckets', 64)) }}
 {%- endmacro %}
 
 {% macro cdc_key_bucket(table_key, identity) -%}
-    {#- The key_bucket of a row identity: the partition int_row_changes and cdc_row_history keep
+    {#- The key_bucket of a row identity: the partition int_row_changes and int_row_versions keep
         its rows in. -#}
     pmod(xxhash64({{ table_key }}, {{ identity }}), {{ cdc_row_buckets() }})
 {%- endmacro %}
@@ -298,31 +297,80 @@ units_{{ suffix }} as (
     {%- endif %}
 {%- endmacro %}
 
-{% macro cdc_built_and_vacated(recomputed, columns, compacted) -%}
-    {#- The final select of an appending key-level model (int_row_changes): from `recomputed` (the
-        built rows left-joined to every recomputed identity, given as recomputed_table_key and
-        recomputed_identity), the rows it built and one vacancy row per identity without any, all
-        stamped with this run's built_at. A vacancy row carries its identity and key_bucket, every
-        other column null: the identity's newest build is empty (cdc_live_rows). Rows of the
-        key_buckets `compacted` go to build_tier base (the run rewrites those), the others to
-        delta (appended). -#}
-    {%- set bucket = cdc_key_bucket('recomputed_table_key', 'recomputed_identity') -%}
+{% macro cdc_built_and_vacated(built, identities, columns, compacted) -%}
+    {#- The builds of an appending key-level model's incremental run (int_row_changes,
+        int_row_versions): each recomputed identity (`identities`: table_key, identity) with the
+        rows it built (`built`, read once here: Spark would compute a CTE read twice twice), or one
+        vacancy row for an identity without any, all stamped with this run's built_at. A vacancy
+        row carries its identity and key_bucket, every other column null: the identity's newest
+        build is empty (cdc_live_rows). Rows of the key_buckets `compacted` go to build_tier base
+        (the run rewrites those), the others to delta (appended). -#}
+    {%- set bucket = cdc_key_bucket(identities ~ '.table_key', identities ~ '.identity') -%}
     {%- set expressions = [] -%}
     {%- for column in columns -%}
         {%- if column == 'table_key' -%}
-            {%- do expressions.append('recomputed_table_key as table_key') -%}
+            {%- do expressions.append(identities ~ '.table_key') -%}
         {%- elif column == 'unit_identity' -%}
-            {%- do expressions.append('recomputed_identity as unit_identity') -%}
+            {%- do expressions.append(identities ~ '.identity as unit_identity') -%}
         {%- elif column == 'key_bucket' -%}
             {%- do expressions.append(bucket ~ ' as key_bucket') -%}
         {%- else -%}
-            {%- do expressions.append(column) -%}
+            {%- do expressions.append(built ~ '.' ~ column) -%}
         {%- endif -%}
     {%- endfor %}
     {%- set tier = "case when " ~ bucket ~ " in (" ~ compacted | join(', ') ~ ") then 'base' else 'delta' end"
         if compacted else "'delta'" %}
     select {{ expressions | join(', ') }}, {{ cdc_built_at() }} as built_at, {{ tier }} as build_tier
-    from {{ recomputed }}
+    from {{ identities }}
+    left join {{ built }}
+        on
+            {{ identities }}.table_key = {{ built }}.table_key
+            and {{ identities }}.identity = {{ built }}.unit_identity
+{%- endmacro %}
+
+{% macro cdc_appended_builds(built, identities, columns, compacted, live) -%}
+    {#- The final select of an appending key-level model's incremental run: its builds
+        (cdc_built_and_vacated) and, for each key_bucket it compacts, the live rows stored there of
+        the identities it does not recompute (`identities`: table_key, identity), as stored
+        (`live`: the model's config live_rows): together the bucket's new base, which replaces the
+        bucket whole. -#}
+    {{ cdc_built_and_vacated(built, identities, columns, compacted) }}
+    {%- if compacted %}
+        union all
+        select {{ columns | join(', ') }}, built_at, 'base' as build_tier
+        from (
+            {{ cdc_live_rows(this, live, columns + ['built_at'],
+                'key_bucket in (' ~ compacted | join(', ') ~ ')') }}
+        ) as compacted_rows
+        left anti join {{ identities }} as recomputed
+            on
+                compacted_rows.table_key = recomputed.table_key
+                and compacted_rows.unit_identity = recomputed.identity
+    {%- endif %}
+{%- endmacro %}
+
+{% macro cdc_appended_builds_config(live) -%}
+    {#- The config of a model that appends builds of row identities (int_row_changes,
+        int_row_versions; `live`: its live_rows): incremental insert_overwrite into
+        key_bucket/build_tier partitions, a run's builds appended to the delta tier
+        (appended_partitions), a compacted bucket replaced whole with its delta
+        (replaced_partition_depth 1), one file per bucket and write (write_distributed_by). -#}
+    {{ return({
+        'materialized': 'incremental',
+        'incremental_strategy': 'insert_overwrite',
+        'partition_by': ['key_bucket', 'build_tier'],
+        'appended_partitions': ['key_bucket=*/build_tier=delta'],
+        'replaced_partition_depth': 1,
+        'write_distributed_by': ['key_bucket'],
+        'on_schema_change': 'fail',
+        'live_rows': live,
+    }) }}
+{%- endmacro %}
+
+{% macro cdc_row_version_builds() -%}
+    {#- How int_row_versions stores its rows (its config live_rows): as int_row_changes
+        (cdc_row_change_builds), vacancy rows without a version_id. -#}
+    {{ return({'build_key': ['table_key', 'unit_identity'], 'present': 'version_id'}) }}
 {%- endmacro %}
 
 {% macro cdc_row_change_builds() -%}
@@ -333,7 +381,8 @@ units_{{ suffix }} as (
 {%- endmacro %}
 
 {% macro cdc_buckets_to_compact() -%}
-    {#- The key_bucket partitions of int_row_changes (`this`) its incremental run compacts: those
+    {#- The key_bucket partitions of an appending model (`this`: int_row_changes,
+        int_row_versions) its incremental run compacts: those
         whose appended builds (build_tier delta) have grown to var cdc_compact_share (default 0.5)
         of their compacted rows (build_tier base), by bytes on disk, that share raised by up to
         half again bucket by bucket (bucket b: share x (1 + b / (2 x buckets))) so that buckets

@@ -42,16 +42,7 @@
     Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
     that are read several times, and a plan that repeats its inputs grows with every reuse.
 -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='insert_overwrite',
-    partition_by=['key_bucket', 'build_tier'],
-    appended_partitions=['key_bucket=*/build_tier=delta'],
-    replaced_partition_depth=1,
-    write_distributed_by=['key_bucket'],
-    on_schema_change='fail',
-    live_rows=cdc_row_change_builds(),
-) }}
+{{ config(**cdc_appended_builds_config(cdc_row_change_builds())) }}
 
 {#- The events int_change_events built since this model last wrote (changed_events below): the
     other key sets grow with them. None: `false`, and the run writes nothing. -#}
@@ -60,7 +51,7 @@
 {%- set broadcast = cdc_may_broadcast(changed.rows) %}
 {#- The key_bucket partitions this run compacts: rewrites as their live rows alone (build_tier
     base), its new builds there included. -#}
-{%- set compacted = cdc_buckets_to_compact() if not changed.rows == 0 else [] %}
+{%- set compacted = cdc_buckets_to_compact() if changed.rows != 0 else [] %}
 {%- set built_since = changed.predicate %}
 {%- set change_order = 'sequence, sub_order, event_id' %}
 {#- What a change row says besides its folded image; every step carries these columns. -#}
@@ -411,45 +402,7 @@ built_rows as (
 )
 
 {% if is_incremental() %}
-    ,
-
-    {% if compacted %}
-        -- The live rows of the buckets this run compacts that it does not rebuild, as stored.
-        compacted_rows as (
-            {{ cdc_live_rows(this, cdc_row_change_builds(), output_columns + ['built_at'],
-                'key_bucket in (' ~ compacted | join(', ') ~ ')') }}
-        ),
-
-        kept_compacted_rows as (
-            select compacted_rows.*
-            from compacted_rows
-            left anti join changed_identities
-                on
-                    compacted_rows.table_key = changed_identities.table_key
-                    and compacted_rows.unit_identity = changed_identities.identity
-        ),
-    {% endif %}
-
-    -- Each recomputed identity with its rows (built_rows is read once here: Spark would compute a
-    -- CTE read twice twice). One that no unit reaches any more has none: it leaves a vacancy row.
-    recomputed_identities as (
-        select
-            built_rows.*,
-            changed_identities.table_key as recomputed_table_key,
-            changed_identities.identity as recomputed_identity
-        from changed_identities
-        left join built_rows
-            on
-                changed_identities.table_key = built_rows.table_key
-                and changed_identities.identity = built_rows.unit_identity
-    )
-
-    {{ cdc_built_and_vacated('recomputed_identities', output_columns, compacted) }}
-    {%- if compacted %}
-        union all
-        select {{ output_columns | join(', ') }}, built_at, 'base' as build_tier
-        from kept_compacted_rows
-    {%- endif %}
+    {{ cdc_appended_builds('built_rows', 'changed_identities', output_columns, compacted, cdc_row_change_builds()) }}
 {% else %}
     select {{ output_columns | join(', ') }}, {{ cdc_built_at() }} as built_at, 'base' as build_tier
     from built_rows

@@ -1,199 +1,84 @@
 {#-
-    SCD2 history of every source row (grain: one version of one row identity).
-    - valid_from is the source commit time of the change that made the version (event_ts; the
-      emission time, then the broker time capped by the row's next known commit time, only where
-      a dialect sends no commit time), never the run time. It never decreases along a row's
-      sequence order, so intervals cannot invert when a source clock steps back.
-    - Several changes of one row at the same instant leave only the last one (by sequence): the
-      source state at that instant.
-    - A change that leaves the row as it was (same values, same deleted flag) makes no version; a
-      column that is null and a column the row does not carry count as the same.
-    - A DELETE or TRUNCATE ends the live version and starts a tombstone version (is_deleted,
-      row_values = the deleted row) that lasts until the row is inserted again.
-    - valid_to is the next version's valid_from: intervals are half-open, without gaps or
-      overlaps, and the last version of each row is current (valid_to null).
-    So `valid_from <= T and (valid_to > T or valid_to is null) and not is_deleted` is the source
+    SCD2 history of every source row (grain: one version of one row identity): the live versions
+    of int_row_versions, which says how a version is made (docs/semantics.md). So
+    `valid_from <= T and (valid_to > T or valid_to is null) and not is_deleted` is the source
     table at instant T.
-    Reads the live rows of int_row_changes (of each identity its newest build, macro
-    cdc_live_rows). Incremental: a run rebuilds the versions of the identities
-    int_row_changes rebuilt since this model last wrote (its builds with a newer built_at: a build
-    holds every row of its identity, or one vacancy row for an identity left without rows) from
-    their newest build, and overwrites the `key_bucket` partitions they fall in with those versions
-    plus the stored versions of every other identity there. What it reads: the rows of
-    int_row_changes with a newer built_at (a constant filter the Parquet scan applies: earlier
-    builds are in earlier files, which it skips), and the versions of the partitions it overwrites.
-    A run with nothing new counts the rows rebuilt since (a filter on a constant built_at) and
-    reads and writes nothing else. Every window partitions by table_key and unit_identity first
-    (the identity of a row key), so the whole chain, the live-build filter included, shuffles the
-    rows once; the write distributes them again by key_bucket (config write_distributed_by), so
-    that it leaves one file per bucket it overwrites, not one per task.
+    A view: int_row_versions appends a build of each identity a run rebuilds, so a stored table of
+    the live versions would be rewritten whole by every run. What a query reads: the compacted
+    versions (build_tier base) less the identities with a newer build, and the builds appended
+    since their bucket was last compacted (build_tier delta), of which each identity's newest
+    counts. The delta is bounded by var cdc_compact_share of the base, so a query costs about a
+    scan of the versions plus a narrow join, never a window over all of them.
 -#}
-{{ config(
-    materialized='incremental',
-    incremental_strategy='insert_overwrite',
-    partition_by=['key_bucket'],
-    write_distributed_by=['key_bucket'],
-    on_schema_change='fail',
-) }}
+{{ config(materialized='view') }}
 
-{#- The rows int_row_changes rebuilt since this model last wrote; with none, `false` and the run
-    writes nothing. -#}
-{%- set rebuilt = cdc_built_since(ref('int_row_changes')) %}
-{%- do cdc_skip_write_when_nothing_new(rebuilt.rows) %}
-{%- set built_since = rebuilt.predicate %}
-{#- What a version takes from the row changes it is made of. -#}
-{%- set row_change_columns = [
-    'table_key', 'unit_identity', 'key_bucket', 'source_name', 'dialect', 'tenant_name', 'database_name',
-    'schema_name', 'table_name', 'primary_key_columns', 'row_key', 'row_identity', 'event_id', 'op', 'sequence',
-    'sub_order', 'event_ts', 'emitted_ts', 'landing_timestamp', 'is_deleted', 'row_values', 'row_values_json',
-] %}
+{%- set live = cdc_row_version_builds() %}
 {%- set output_columns = [
     'version_id', 'feed', 'dialect', 'tenant_name', 'database_name', 'schema_name', 'table_name',
     'primary_key_columns', 'primary_key', 'row_identity', 'row_values', 'row_values_json', 'valid_from', 'valid_to',
-    'is_current', 'is_deleted', 'version_number', 'op', 'event_id', 'sequence', 'key_bucket',
+    'is_current', 'is_deleted', 'version_number', 'op', 'event_id', 'sequence', 'key_bucket', 'built_at',
 ] %}
 
-with row_change_builds as (
-    select * from {{ ref('int_row_changes') }}
+with row_version_builds as (
+    select * from {{ ref('int_row_versions') }}
 ),
 
-{% if is_incremental() %}
-    -- Every row of a rebuilt identity is new (int_row_changes appends an identity's build whole),
-    -- so the built_at filter finds them: the Parquet scan applies it, skipping earlier builds'
-    -- files, instead of a join over every stored row.
-    row_changes as (
-        {{ cdc_live_rows('row_change_builds', cdc_row_change_builds(), row_change_columns, built_since) }}
-    ),
-
-    -- The identities int_row_changes rebuilt since this model last wrote, vacated ones included (a
-    -- keyless identity is an image's hash, shared by its numbered copies).
-    rebuilt_identities as (
-        select distinct
-            table_key,
-            unit_identity,
-            key_bucket
-        from row_change_builds
-        where {{ built_since }}
-    ),
-
-    -- A partition is overwritten whole: it keeps the stored versions of the identities not rebuilt.
-    kept_versions as (
-        select stored.*
-        from (
-            select
-                *,
-                {{ cdc_table_key('feed') }} as table_key,
-                case
-                    when row_identity = 'row_image' then get_json_object(primary_key, '$.row_image_sha256')
-                    else primary_key
-                end as unit_identity
-            from {{ this }}
-        ) as stored
-        left semi join rebuilt_identities on stored.key_bucket = rebuilt_identities.key_bucket
-        left anti join rebuilt_identities as rebuilt
-            on stored.table_key = rebuilt.table_key and stored.unit_identity = rebuilt.unit_identity
-    ),
-{% else %}
-    row_changes as (
-        {{ cdc_live_rows('row_change_builds', cdc_row_change_builds(), row_change_columns) }}
-    ),
-{% endif %}
-
--- A change without a commit time (e.g. a full-load row of a dialect that sends none) takes the
--- broker time, but never later than the next change of the row whose commit time is known:
--- a late-landing snapshot row must not push the row's later, well-timed versions forward.
-known_times as (
-    select
-        *,
-        coalesce(event_ts, emitted_ts) as known_ts,
-        min(coalesce(event_ts, emitted_ts)) over (
-            partition by table_key, unit_identity, row_key
-            order by sequence, sub_order, event_id
-            rows between 1 following and unbounded following
-        ) as next_known_ts
-    from row_changes
+-- Builds appended since their bucket was last compacted.
+appended_builds as (
+    select * from row_version_builds
+    where build_tier = 'delta'
 ),
 
-timed as (
-    select
-        *,
-        max(coalesce(known_ts, least(landing_timestamp, next_known_ts), landing_timestamp)) over (
-            partition by table_key, unit_identity, row_key
-            order by sequence, sub_order, event_id
-            rows between unbounded preceding and current row
-        ) as effective_ts
-    from known_times
+-- An identity with an appended build: its compacted versions are superseded.
+rebuilt_identities as (
+    select distinct
+        table_key,
+        unit_identity
+    from appended_builds
 ),
 
-ranked_in_instant as (
-    select
-        *,
-        row_number() over (
-            partition by table_key, unit_identity, row_key, effective_ts
-            order by sequence desc, sub_order desc, event_id desc
-        ) as recency_in_instant
-    from timed
+-- A compaction leaves one build per identity: its versions are live unless rebuilt since.
+compacted_versions as (
+    select row_version_builds.*
+    from row_version_builds
+    left anti join rebuilt_identities
+        on
+            row_version_builds.table_key = rebuilt_identities.table_key
+            and row_version_builds.unit_identity = rebuilt_identities.unit_identity
+    where row_version_builds.build_tier = 'base' and row_version_builds.{{ live.present }} is not null
 ),
 
-instant_states as (
-    select
-        *,
-        case
-            when is_deleted then 'deleted'
-            else {{ cdc_map_json('map_filter(row_values, (k, v) -> v is not null)') }}
-        end as state_signature
-    from ranked_in_instant
-    where recency_in_instant = 1
+appended_versions as (
+    {{ cdc_live_rows('appended_builds', live, output_columns) }}
 ),
 
-compared_states as (
-    select
-        *,
-        lag(state_signature) over (
-            partition by table_key, unit_identity, row_key order by effective_ts
-        ) as previous_signature
-    from instant_states
-),
-
-state_changes as (
-    select *
-    from compared_states
-    where not (previous_signature <=> state_signature)
-),
-
-versions as (
-    select
-        *,
-        lead(effective_ts) over row_versions as next_valid_from,
-        row_number() over row_versions as version_number
-    from state_changes
-    window row_versions as (partition by table_key, unit_identity, row_key order by effective_ts)
-),
-
-built_versions as (
-    select
-        sha2(concat_ws('|', table_key, row_key, cast(version_number as string)), 256) as version_id,
-        source_name as feed,
-        dialect,
-        tenant_name,
-        database_name,
-        schema_name,
-        table_name,
-        primary_key_columns,
-        row_key as primary_key,
-        row_identity,
-        row_values,
-        row_values_json,
-        effective_ts as valid_from,
-        next_valid_from as valid_to,
-        next_valid_from is null as is_current,
-        is_deleted,
-        version_number,
-        op,
-        event_id,
-        sequence,
-        key_bucket
-    from versions
+live_versions as (
+    select {{ output_columns | join(', ') }} from compacted_versions
+    union all
+    select {{ output_columns | join(', ') }} from appended_versions
 )
 
-{{ cdc_built_and_kept('built_versions', 'kept_versions', output_columns) }}
+select
+    version_id,
+    feed,
+    dialect,
+    tenant_name,
+    database_name,
+    schema_name,
+    table_name,
+    primary_key_columns,
+    primary_key,
+    row_identity,
+    row_values,
+    row_values_json,
+    valid_from,
+    valid_to,
+    is_current,
+    is_deleted,
+    version_number,
+    op,
+    event_id,
+    sequence,
+    key_bucket,
+    built_at
+from live_versions

@@ -307,9 +307,10 @@ def comparable(rows: list[dict[str, Any]], without: tuple[str, ...] = ("built_at
 
 
 # Models that append builds of row identities (config live_rows, docs/semantics.md): each
-# identity's newest build is its live rows, older builds are superseded, a row without action_id
-# stands for an empty build.
-BUILD_KEYS = {"int_row_changes": ("table_key", "unit_identity")}
+# identity's newest build (build key) is its live rows, older builds are superseded, a row without
+# its PRESENT column stands for an empty build.
+BUILD_KEYS = {"int_row_changes": ("table_key", "unit_identity"), "int_row_versions": ("table_key", "unit_identity")}
+PRESENT = {"int_row_changes": "action_id", "int_row_versions": "version_id"}
 
 
 def live_rows(name: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -323,7 +324,8 @@ def live_rows(name: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         build = tuple(row[c] for c in key)
         newest[build] = max(newest.get(build, row["built_at"]), row["built_at"])
-    live = [r for r in rows if r["built_at"] == newest[tuple(r[c] for c in key)] and r["action_id"] is not None]
+    present = PRESENT[name]
+    live = [r for r in rows if r["built_at"] == newest[tuple(r[c] for c in key)] and r[present] is not None]
     return [{k: v for k, v in r.items() if k != "build_tier"} for r in live]
 
 

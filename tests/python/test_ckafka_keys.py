@@ -20,7 +20,7 @@ DIALECT = "ckafka_json"
 FEED = "ckafka_keys"
 SCHEMA = "cdc_ckafka_keys"
 LANDED_AT = dt.datetime(2024, 7, 1, 1, tzinfo=dt.UTC)
-MODELS = ("stg_ckafka_json__changes", "int_staged_events", "int_change_events", "int_row_changes",
+MODELS = ("stg_ckafka_json__changes", "int_staged_events", "int_change_events", "int_row_changes", "int_row_versions",
           "cdc_row_history", "cdc_current_rows")  # fmt: skip
 
 

@@ -51,6 +51,7 @@ LINEAGE_PATH = (
     "model.cdc_unify.int_staged_events",
     "model.cdc_unify.int_change_events",
     "model.cdc_unify.int_row_changes",
+    "model.cdc_unify.int_row_versions",
     "model.cdc_unify.cdc_row_history",
 )
 # Folders that hold the project's property (.yml) files, and a `{{ doc("name") }}` call in them.
@@ -297,7 +298,7 @@ def test_lineage_graph_in_headless_chromium(site: Path, manifest: dict[str, Any]
             browser.close()
 
     assert page_errors == []
-    assert [layer(manifest, uid) for uid in LINEAGE_PATH] == ["landing", "staging", *["intermediate"] * 3, "marts"]
+    assert [layer(manifest, uid) for uid in LINEAGE_PATH] == ["landing", "staging", *["intermediate"] * 4, "marts"]
     assert [uid for uid in LINEAGE_PATH if uid not in graph["nodes"]] == [], f"not drawn; screenshot: {screenshot}"
     edges = {tuple(edge) for edge in graph["edges"]}
     assert [edge for edge in pairwise(LINEAGE_PATH) if edge not in edges] == [], "edges not drawn"

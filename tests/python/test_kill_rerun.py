@@ -129,7 +129,7 @@ KILL_POINTS = (
     KillPoint("intermediate_int_row_changes_write", False, "int_row_changes", "write"),
     KillPoint("staging_python_model", False, "stg_debezium_json__changes", "start", 2.0),
     KillPoint("staging_sql_write", False, "stg_canal_json__changes", "write"),
-    KillPoint("marts_cdc_row_history_write", False, "cdc_row_history", "write"),
+    KillPoint("intermediate_int_row_versions_write", False, "int_row_versions", "write"),
     KillPoint("data_tests", False, "messages_reconciled", "start", 0.5, WITH_DATA_TESTS),
 )
 

@@ -251,16 +251,35 @@ def test_incremental_run_equals_full_refresh(workload) -> None:
         assert comparable(live_rows(name, workload["full_refresh"][name])) == comparable(live_rows(name, rows)), name
 
 
-def test_incremental_runs_append_builds_supersede_them_and_compact_buckets(workload) -> None:
-    """int_row_changes after the incremental runs: appended builds (build_tier delta), superseded
-    builds (more rows than live ones) and a bucket compacted by an incremental run (a base row of a
-    later run than the full build), so that the comparisons here cover every path."""
-    full_build = {r["built_at"] for r in workload["after_load_1"]["int_row_changes"]}
-    snapshots = [workload[name]["int_row_changes"] for name in ("after_load_2", "final")]
+@pytest.mark.parametrize("name", sorted(BUILD_KEYS))
+def test_incremental_runs_append_builds_supersede_them_and_compact_buckets(workload, name) -> None:
+    """The appending models after the incremental runs: appended builds (build_tier delta),
+    superseded builds (more rows than live ones) and a bucket compacted by an incremental run (a
+    base row of a later run than the full build), so that the comparisons here cover every path."""
+    full_build = {r["built_at"] for r in workload["after_load_1"][name]}
+    snapshots = [workload[load][name] for load in ("after_load_2", "final")]
     rows = [r for snapshot in snapshots for r in snapshot]
     assert any(r["build_tier"] == "delta" for r in rows)
-    assert any(len(live_rows("int_row_changes", snapshot)) < len(snapshot) for snapshot in snapshots)
+    assert any(len(live_rows(name, snapshot)) < len(snapshot) for snapshot in snapshots)
     assert any(r["build_tier"] == "base" and r["built_at"] not in full_build for r in rows)
+
+
+def test_history_shows_the_live_versions_after_every_run(workload) -> None:
+    """cdc_row_history, a view, holds exactly the live versions of int_row_versions (each identity's
+    newest build, computed here on its own) after every run, also after the second, where some
+    identities have a compacted build and a newer appended one, so a view showing both would fail."""
+    after_2 = workload["after_load_2"]["int_row_versions"]
+    tiers: dict[tuple[str, str], set[str]] = {}
+    for r in after_2:
+        tiers.setdefault((r["table_key"], r["unit_identity"]), set()).add(r["build_tier"])
+    assert any(found == {"base", "delta"} for found in tiers.values())
+    hidden = ("table_key", "unit_identity")
+    for load in ("after_load_1", "after_load_2", "final"):
+        live = [
+            {k: v for k, v in r.items() if k not in hidden}
+            for r in live_rows("int_row_versions", workload[load]["int_row_versions"])
+        ]
+        assert comparable(workload[load]["cdc_row_history"], without=()) == comparable(live, without=()), load
 
 
 def test_each_run_stamps_what_it_wrote(workload) -> None:
@@ -279,6 +298,7 @@ def test_each_run_stamps_what_it_wrote(workload) -> None:
 KEY_LEVEL = {
     "int_change_events": ("source_name", "event_id"),
     "int_row_changes": ("table_key", "unit_identity"),
+    "int_row_versions": ("table_key", "unit_identity"),
     "cdc_row_history": ("feed", "database_name", "schema_name", "table_name", "primary_key"),
 }
 
@@ -309,8 +329,8 @@ def test_third_load_rewrites_only_the_keys_it_touches(workload, name) -> None:
     """The third load (a few records of two feeds: a late event older than its key's stored
     versions, redeliveries of first- and second-load messages, the AFTER half of an update whose
     BEFORE half the second load landed) rewrites the rows of the few keys it touches; every other
-    row of every feed is the second run's, built_at included. int_row_changes appends a build of
-    each touched identity: every row of a bucket it appended to stays as it was; a bucket it
+    row of every feed is the second run's, built_at included. int_row_changes and int_row_versions
+    append a build of each touched identity: every row of a bucket it appended to stays as it was; a bucket it
     compacted holds the live rows of its other identities as they were (built_at included)."""
     before, after = workload["after_load_2"][name], workload["final"][name]
     rewritten, kept = written_by_last_run(after)

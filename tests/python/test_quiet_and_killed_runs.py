@@ -43,6 +43,7 @@ TABLES = (
     f"{SCHEMA}_intermediate.int_staged_events",
     f"{SCHEMA}_intermediate.int_change_events",
     f"{SCHEMA}_intermediate.int_row_changes",
+    f"{SCHEMA}_intermediate.int_row_versions",
     f"{SCHEMA}.cdc_row_history",
     f"{SCHEMA}.cdc_feed_health",
 )
@@ -74,8 +75,8 @@ def quiet_run() -> dict[str, list[str]]:
 
 def test_a_run_with_nothing_new_runs_no_model_query(quiet_run: dict[str, list[str]]) -> None:
     incremental = [STAGING, "int_staged_events", "int_change_events", "int_quarantine", "int_schema_registry"]
-    incremental += ["int_row_changes"]
-    incremental += ["cdc_row_history", "cdc_feed_health", "cdc_schema_changes", "cdc_dead_letters"]
+    incremental += ["int_row_changes", "int_row_versions"]
+    incremental += ["cdc_feed_health", "cdc_schema_changes", "cdc_dead_letters"]
     incremental += ["cdc_dead_letter_counts"]
     for model in incremental:
         sent = "\n".join(quiet_run[model])
@@ -85,7 +86,7 @@ def test_a_run_with_nothing_new_runs_no_model_query(quiet_run: dict[str, list[st
 
 def test_a_run_with_nothing_new_rebuilds_no_table_or_view(quiet_run: dict[str, list[str]]) -> None:
     """Their SQL is the one they were built from and every parent is unchanged (unchanged.sql)."""
-    for model in ("cdc_change_events", "cdc_current_rows", "customers_current"):
+    for model in ("cdc_change_events", "cdc_row_history", "cdc_current_rows", "customers_current"):
         sent = "\n".join(quiet_run[model])
         assert "select 0 as rows_written" in sent, model
         assert "create " not in sent, model
