@@ -60,13 +60,56 @@
         invocation wrote rows of: the invocation's own stamp (cdc_built_at). Otherwise read once
         per relation and invocation (adapter.newest_built_at_micros; null for a relation without
         rows): a table or view rebuilt keeps its parent's built_at while its rows may have changed
-        (e.g. a typed mart after a change of var typed_entities), so it is checked. -#}
+        (e.g. a typed mart after a change of var typed_entities), so it is checked. Except a view
+        re-created with its former SQL whose parents this invocation wrote (cdc_view_wrote_via_parents):
+        its newest rows are what they wrote, so the invocation's stamp, or null if they wrote none;
+        a query would evaluate the whole view (its joins and aggregates) to find what is known. -#}
     {%- set wrote_rows = adapter.wrote_rows(invocation_id, relation) -%}
     {%- if wrote_rows is not none -%}
         {{ return(cdc_built_at() if wrote_rows else 'cast(null as timestamp)') }}
     {%- endif -%}
+    {%- set tested = graph.nodes.get(model.attached_node) if model.attached_node else none -%}
+    {%- set wrote_via_parents = cdc_view_wrote_via_parents(tested) if tested is not none else none -%}
+    {%- if wrote_via_parents is not none -%}
+        {{ return(cdc_built_at() if wrote_via_parents else 'cast(null as timestamp)') }}
+    {%- endif -%}
     {%- set micros = adapter.newest_built_at_micros(invocation_id, relation) -%}
     {{ return('cast(null as timestamp)' if micros is none else 'timestamp_micros(' ~ (micros | int) ~ ')') }}
+{%- endmacro %}
+
+{% macro cdc_view_wrote_via_parents(node) -%}
+    {#- For a view this invocation re-created with its former SQL: whether its parents wrote rows in
+        this invocation (an incremental parent's write, or a parent view's own parents', followed
+        up the lineage), so whether rows with the invocation's stamp may show in it. None when
+        that is not known without a query: any other node, or a parent this invocation did not
+        write (a source, a table, a model it did not run). -#}
+    {%- if node.resource_type != 'model' or node.config.materialized != 'view'
+        or not adapter.view_follows_parents(invocation_id, cdc_node_relation(node)) -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set found = namespace(wrote=false) -%}
+    {%- for parent_id in node.depends_on.nodes -%}
+        {%- set parent = graph.nodes.get(parent_id) -%}
+        {%- if parent is none or parent.resource_type != 'model' -%}
+            {{ return(none) }}
+        {%- endif -%}
+        {%- set wrote = adapter.wrote_rows(invocation_id, cdc_node_relation(parent)) -%}
+        {%- if wrote is none -%}
+            {%- set wrote = cdc_view_wrote_via_parents(parent) -%}
+        {%- endif -%}
+        {%- if wrote is none -%}
+            {{ return(none) }}
+        {%- endif -%}
+        {%- if wrote -%}
+            {%- set found.wrote = true -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(found.wrote) }}
+{%- endmacro %}
+
+{% macro cdc_node_relation(node) -%}
+    {#- The relation of a model node of the graph. -#}
+    {{ return(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) }}
 {%- endmacro %}
 
 {% macro cdc_test_live_rows() -%}

@@ -3,6 +3,7 @@ plain Python, no Spark."""
 
 from __future__ import annotations
 
+import threading
 from types import SimpleNamespace
 
 from dbt.adapters.sparksession.run_state import RunState
@@ -52,3 +53,41 @@ def test_the_newest_built_at_is_queried_once_per_relation_until_it_is_written() 
     state.record_write("run-1", relation("cdc_row_history"), rows=True)
     assert state.newest_built_at("run-1", relation("cdc_row_history"), query("history", 7)) == 7
     assert state.newest_built_at("run-2", relation("cdc_row_history"), query("history", 8)) == 8
+
+
+def test_concurrent_callers_wait_for_the_one_query_of_a_relation() -> None:
+    """Tests of one model compile in parallel threads: the second caller waits for the first one's
+    query instead of running its own (a view's newest built_at evaluates the whole view)."""
+    state = RunState()
+    started, release = threading.Event(), threading.Event()
+    queries: list[str] = []
+
+    def slow_query() -> int:
+        queries.append("history")
+        started.set()
+        release.wait(timeout=10)
+        return 5
+
+    answers: list[int | None] = []
+    first = threading.Thread(target=lambda: answers.append(state.newest_built_at("run-1", relation("h"), slow_query)))
+    first.start()
+    assert started.wait(timeout=10)
+    second = threading.Thread(target=lambda: answers.append(state.newest_built_at("run-1", relation("h"), slow_query)))
+    second.start()
+    second.join(timeout=0.2)
+    assert second.is_alive()  # waiting for the first query, not running its own
+    release.set()
+    first.join(timeout=10)
+    second.join(timeout=10)
+    assert answers == [5, 5]
+    assert queries == ["history"]
+
+
+def test_a_view_follows_its_parents_only_when_re_created_with_its_former_sql() -> None:
+    state = RunState()
+    state.record_view("run-1", relation("cdc_row_history"), same_sql=True)
+    state.record_view("run-1", relation("customers_history"), same_sql=False)
+    assert state.view_follows_parents("run-1", relation("cdc_row_history"))
+    assert not state.view_follows_parents("run-1", relation("customers_history"))
+    assert not state.view_follows_parents("run-1", relation("order_items_history"))
+    assert not state.view_follows_parents("run-2", relation("cdc_row_history"))

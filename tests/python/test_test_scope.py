@@ -9,7 +9,9 @@ each test with exactly the failing rows counted by hand below: the second run's 
 but for a key invariant the older rows of the keys the second run touched too; all of them in the
 full check. A scope that were off, or that checked the new rows without their keys' older rows,
 gives other counts. A third model appends builds of keys (config live_rows): its tests count the
-live rows' failures only, never a superseded build's or a vacancy row's.
+live rows' failures only, never a superseded build's or a vacancy row's. A view over the first
+model is scoped as its parent wrote: in a build that re-creates it with its former SQL, by what
+the parent wrote (no query); otherwise by its newest built_at, read with one query.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ ROWS = [
     (2, None, "ok", "p2", 1),  # null id
     (2, "7", "ok", "p8", 1),  # no such parent
     (2, "1", "ok", "p1", 1),  # id 1 again: a duplicate only with the first run's row
+    (4, None, "ok", "p1", 1),  # null id, built by the last test only
+    (4, "9", "ok", "p1", 1),
 ]
 # (batch, row_key, valid_from, valid_to, is_current)
 VERSIONS = [
@@ -104,6 +108,8 @@ EXPECTED = {
     "versions_tile_time": Expected(1, 2),
     # A model without built_at is checked whole in either scope.
     "unmarked_id_not_null": Expected(2, 2),
+    # A view of marked_rows: its newest rows are the second run's.
+    "view_id_not_null": Expected(1, 2),
     # Builds: the live rows only. The vacancy row is no null action_id; k3's superseded bogus row and
     # its x3, repeated by the newer build, count nowhere; d5 (first run only) only in the full check.
     "builds_action_not_null": Expected(0, 0),
@@ -127,6 +133,11 @@ MODELS = {
         "    live_rows={'build_key': ['build_key'], 'present': 'action_id'}) }}\n"
         "select build_key, action_id, status, {{ cdc_built_at() }} as built_at\n"
         "from {{ source('fixture', 'scope_builds') }}\nwhere batch = {{ var('batch', 1) }}\n"
+    ),
+    "marked_rows_view": (
+        "{{ config(materialized='view') }}\n"
+        "select id, status, built_at from {{ ref('marked_rows') }}\n"
+        "where coalesce(id, '') <> '{{ var('hidden_id', '0') }}'\n"
     ),
     "unmarked": "select id from {{ source('fixture', 'scope_rows') }} where batch <= {{ var('batch', 1) }}\n",
     "parents": "select 'p1' as parent_id union all select 'p2' as parent_id\n",
@@ -199,6 +210,14 @@ def models_yaml() -> dict[str, Any]:
                 "columns": [{"name": "id", "data_tests": [named("not_null", "unmarked_id_not_null")]}],
             },
             {"name": "parents", "columns": [{"name": "parent_id"}]},
+            {
+                "name": "marked_rows_view",
+                "columns": [
+                    {"name": "id", "data_tests": [named("not_null", "view_id_not_null")]},
+                    {"name": "status"},
+                    {"name": "built_at"},
+                ],
+            },
         ],
     }
 
@@ -304,3 +323,25 @@ def test_a_build_with_nothing_new_checks_nothing_of_what_it_did_not_write(fixtur
     assert all("built_at = cast(null as timestamp)" in code for code in scoped)
     again = fixture_dbt("test")
     assert failures(again) == {name: expected.last_run for name, expected in EXPECTED.items()}
+
+
+@pytest.mark.spark
+def test_a_view_is_scoped_by_what_its_parents_wrote(fixture_dbt: FixtureDbt) -> None:
+    """A build whose incremental model writes rows (batch 4: one null id) re-creates the view over
+    it with its former SQL: the view's test is scoped to the build's own stamp, known without a
+    query (the literal of cdc_built_at, no timestamp_micros read from the table), and finds the
+    new null id. A build that changes the view's SQL (var hidden_id) falls back to the query: the
+    view's rows may all have changed, its parent wrote nothing (batch 5 has no rows)."""
+
+    def view_test(result: Any) -> Any:
+        return next(r for r in result.result.results if r.node.name == "view_id_not_null")
+
+    # Without marked_rows' own tests, whose failures would skip the view.
+    select = ["--select", "marked_rows", "marked_rows_view", "view_id_not_null", "--indirect-selection", "empty"]
+    built = view_test(fixture_dbt("build", *select, dbt_vars="{batch: 4}"))
+    assert built.failures == 1
+    assert "built_at = timestamp'" in built.node.compiled_code
+    assert "timestamp_micros" not in built.node.compiled_code
+    changed = view_test(fixture_dbt("build", *select, dbt_vars="{batch: 5, hidden_id: '9'}"))
+    assert changed.failures == 1
+    assert "built_at = timestamp_micros(" in changed.node.compiled_code

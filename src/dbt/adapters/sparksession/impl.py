@@ -102,6 +102,18 @@ class SparkSessionAdapter(SparkAdapter):
         return self._run.wrote_rows(invocation_id, relation)
 
     @available
+    def record_view(self, invocation_id: str, relation: BaseRelation, same_sql: bool) -> str:
+        """A view this invocation re-created, `same_sql` if with the SQL it had; '' for inline calls."""
+        self._run.record_view(invocation_id, relation, same_sql)
+        return ""
+
+    @available
+    def view_follows_parents(self, invocation_id: str, relation: BaseRelation) -> bool:
+        """Whether this invocation re-created the view with the SQL it had (its rows then changed
+        only as its parents' rows did)."""
+        return self._run.view_follows_parents(invocation_id, relation)
+
+    @available
     def newest_built_at_micros(self, invocation_id: str, relation: BaseRelation) -> int | None:
         """The newest built_at of `relation` in microseconds (None: no row), queried once per
         relation and invocation."""

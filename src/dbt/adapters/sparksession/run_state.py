@@ -7,8 +7,11 @@ that run after them (dbt runs nodes in threads: every access holds the lock).
   a model on every run.
 - Whether each incremental write of the invocation had rows: the data tests of a model this
   invocation ran know what it wrote without a query (macros/test_scope.sql).
+- The views it re-created with the SQL they had: their rows are their parents' rows, so what a
+  parent wrote tells their data tests what to check, without a query (macros/test_scope.sql).
 - The newest built_at of every relation a data test scopes: one query per relation, not one per
-  test (a model has up to twenty tests).
+  test (a model has up to twenty tests, which compile concurrently: the later ones wait for the
+  first one's query).
 
 State of an earlier invocation in the same process (dbt's Python API) is dropped when a call names
 another invocation id.
@@ -32,6 +35,8 @@ class RunState:
         self._nothing_new: set[str] = set()
         self._wrote_rows: dict[str, bool] = {}
         self._newest_built_at: dict[str, int | None] = {}
+        self._querying: dict[str, threading.Lock] = {}
+        self._views_following: set[str] = set()
 
     def _of(self, invocation_id: str) -> None:
         if invocation_id != self._invocation:
@@ -39,6 +44,8 @@ class RunState:
             self._nothing_new.clear()
             self._wrote_rows.clear()
             self._newest_built_at.clear()
+            self._querying.clear()
+            self._views_following.clear()
 
     def mark_nothing_new(self, invocation_id: str, relation: Any) -> None:
         with self._lock:
@@ -66,14 +73,36 @@ class RunState:
             self._of(invocation_id)
             return self._wrote_rows.get(relation_key(relation))
 
+    def record_view(self, invocation_id: str, relation: Any, same_sql: bool) -> None:
+        """A view this invocation re-created; `same_sql`: with the SQL it had before."""
+        with self._lock:
+            self._of(invocation_id)
+            if same_sql:
+                self._views_following.add(relation_key(relation))
+            else:
+                self._views_following.discard(relation_key(relation))
+
+    def view_follows_parents(self, invocation_id: str, relation: Any) -> bool:
+        """Whether this invocation re-created the view with its former SQL (its rows changed only
+        as its parents' did)."""
+        with self._lock:
+            self._of(invocation_id)
+            return relation_key(relation) in self._views_following
+
     def newest_built_at(self, invocation_id: str, relation: Any, query: Callable[[], int | None]) -> int | None:
-        """`query()` (the relation's newest built_at in microseconds), run once per relation."""
+        """`query()` (the relation's newest built_at in microseconds), run once per relation: a
+        caller that comes while it runs waits for its answer."""
         key = relation_key(relation)
         with self._lock:
             self._of(invocation_id)
             if key in self._newest_built_at:
                 return self._newest_built_at[key]
-        micros = query()
-        with self._lock:
-            self._newest_built_at[key] = micros
+            pending = self._querying.setdefault(key, threading.Lock())
+        with pending:
+            with self._lock:
+                if key in self._newest_built_at:
+                    return self._newest_built_at[key]
+            micros = query()
+            with self._lock:
+                self._newest_built_at[key] = micros
         return micros
