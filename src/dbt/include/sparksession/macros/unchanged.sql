@@ -9,12 +9,9 @@
     not run, a changed SQL (a var such as typed_entities) or --full-refresh rebuilds it.
 -#}
 
-{% macro sparksession_unchanged(kind, target_relation) -%}
+{% macro sparksession_parents_unchanged() -%}
+  {#- Every parent is a model this invocation left unchanged, and nothing forces a rebuild. -#}
   {%- if flags.FULL_REFRESH or model.language != 'sql' or not model.depends_on.nodes -%}
-    {{ return(false) }}
-  {%- endif -%}
-  {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=model.alias) -%}
-  {%- if existing is none or existing.type != kind -%}
     {{ return(false) }}
   {%- endif -%}
   {%- for parent_id in model.depends_on.nodes -%}
@@ -29,6 +26,15 @@
       {{ return(false) }}
     {%- endif -%}
   {%- endfor -%}
+  {{ return(true) }}
+{%- endmacro %}
+
+{% macro sparksession_same_sql(kind, target_relation) -%}
+  {#- The relation exists as a `kind` built from this compiled SQL (its fingerprint). -#}
+  {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=model.alias) -%}
+  {%- if existing is none or existing.type != kind -%}
+    {{ return(false) }}
+  {%- endif -%}
   {{ return(adapter.fingerprint(target_relation) == local_md5(compiled_code)) }}
 {%- endmacro %}
 
@@ -46,7 +52,9 @@
       materialization itself calls. -#}
   {%- set language = model['language'] -%}
   {%- set target_relation = api.Relation.create(identifier=model.alias, schema=schema, database=database, type='table') -%}
-  {%- if sparksession_unchanged('table', target_relation) -%}{{ return(sparksession_skip_unchanged(target_relation)) }}{%- endif -%}
+  {%- if sparksession_parents_unchanged() and sparksession_same_sql('table', target_relation) -%}
+    {{ return(sparksession_skip_unchanged(target_relation)) }}
+  {%- endif -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=model.alias) -%}
   {{ run_hooks(pre_hooks) }}
   {%- if old_relation is not none -%}
@@ -65,10 +73,10 @@
 
 {% materialization view, adapter='sparksession' -%}
   {%- set target_relation = api.Relation.create(identifier=model.alias, schema=schema, database=database, type='view') -%}
-  {%- if sparksession_unchanged('view', target_relation) -%}{{ return(sparksession_skip_unchanged(target_relation)) }}{%- endif -%}
-  {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=model.alias) -%}
-  {%- set same_sql = existing is not none and existing.type == 'view'
-      and adapter.fingerprint(target_relation) == local_md5(compiled_code) -%}
+  {%- set same_sql = sparksession_same_sql('view', target_relation) -%}
+  {%- if same_sql and sparksession_parents_unchanged() -%}
+    {{ return(sparksession_skip_unchanged(target_relation)) }}
+  {%- endif -%}
   {%- set result = create_or_replace_view() -%}
   {% do adapter.set_fingerprint(target_relation, 'view', local_md5(compiled_code)) %}
   {#- Re-created with the same SQL: its data tests learn what changed from its parents. -#}
