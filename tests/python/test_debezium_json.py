@@ -574,3 +574,30 @@ def test_spark_dbt_data_tests_pass(staged):
     from harness import run_dbt
 
     run_dbt("test", "--select", "stg_debezium_json__changes")
+
+
+def test_json_text_is_compact_json_with_numbers_as_sent():
+    """json_text (the natural id's rendering) equals the standard library's compact JSON for every
+    value without numbers, escapes and non-ASCII text included; numbers keep their digits."""
+    rng = random.Random(7)
+    alphabet = ['"', "\\", "\n", "\t", "\x00", "\x1f", "\u2028", "é", "中", "😀", "/", "a", " ", "\x7f"]
+
+    def value(depth: int) -> Any:
+        kind = rng.randrange(6 if depth < 3 else 3)
+        if kind == 0:
+            return "".join(rng.choice(alphabet) for _ in range(rng.randrange(6)))
+        if kind == 1:
+            return rng.choice([None, True, False])
+        if kind == 2:
+            return rng.choice(["", "x"])
+        if kind in (3, 4):
+            return {"".join(rng.choice(alphabet) for _ in range(3)): value(depth + 1) for _ in range(3)}
+        return [value(depth + 1) for _ in range(rng.randrange(4))]
+
+    for _ in range(500):
+        parsed = value(0)
+        for sort_keys in (False, True):
+            expected = json.dumps(parsed, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
+            assert dbz.json_text(parsed, sort_keys) == expected
+    sent = dbz.parse_json_text('{"b": [1.50, -0, 1e400], "a": 12345678901234567890123}')
+    assert dbz.json_text(sent, sort_keys=True) == '{"a":12345678901234567890123,"b":[1.50,-0,1e400]}'
