@@ -23,12 +23,12 @@ IMAGES = [
 ]
 
 
-def arrays(images, types=TYPES):
+def arrays(images):
     n = len(images)
     return (
         pa.array(["canal_json"] * n),
         pa.array(images, TEXT_MAP),
-        pa.array([types if image is not None else None for image in images], TEXT_MAP),
+        pa.array([TYPES if image is not None else None for image in images], TEXT_MAP),
         pa.array([TZ] * n),
     )
 
@@ -44,10 +44,7 @@ def expected(image):
 
 
 def as_dicts(result: pa.Array) -> list[dict]:
-    return [
-        None if row is None else {k: dict(v) if isinstance(v, list) else v for k, v in row.items()}
-        for row in result.to_pylist(maps_as_pydicts="strict")
-    ]
+    return result.to_pylist(maps_as_pydicts="strict")
 
 
 def test_a_batch_equals_the_canonicalizer_image_by_image():
