@@ -6,7 +6,9 @@ For each workload (bench/workloads.py; generated once, reused from --work-dir af
    start-up (first node start to last node end, from run_results.json), messages/s, time per
    layer and per model, peak resident memory of the driver (dbt's Python + its JVM) and of the
    whole process tree (+ PySpark's Python workers);
-3. the parse floor on the same landing tables (bench/spark_steps.py parse-floor);
+3. the parse floor on the same landing tables (bench/spark_steps.py parse-floor) and, for the
+   dialects staged by Python models, their decoder floor (spark_steps.py decoder-floor); each
+   staging model against its dialect's floor;
 4. land batch 2 (~1%; with --delta N exactly N messages of the same mix, cut from a batch 2
    generated larger) and run `dbt build` again (incremental): wall and build time and their
    ratio to the full build and to the empty build;
@@ -43,6 +45,7 @@ from typing import Any
 
 import pyspark
 from procmem import Peaks, PeakSampler
+from spark_steps import python_staged_dialects
 from workloads import (
     WorkloadSpec,
     batch_messages,
@@ -260,6 +263,9 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         floor = report["parse_floor"] = runner.spark_step("parse-floor")
         floor["seconds"] = sum(d["seconds"] for d in floor["dialects"].values())
         floor["cpu_seconds"] = sum(d["cpu_seconds"] for d in floor["dialects"].values())
+        if set(spec.dialects) & set(python_staged_dialects()):
+            log(f"[bench] {spec.label}: decoder floor of the Python staging models")
+            report["decoder_floor"] = runner.spark_step("decoder-floor")
     if not args.no_incremental and batch2:
         landed = spec.delta or batch2
         log(f"[bench] {spec.label}: landing {landed:,} messages of batch 2 and incremental dbt build")
@@ -419,6 +425,77 @@ BUILDS = {"empty": "empty", "full": "full", "incremental": "incr", "rerun": "rer
 SIDE_BY_SIDE = ("empty", "incremental", "rerun")
 
 
+# What each staging model may cost at most: a SQL model against its dialect's parse floor, a
+# Python model against its decoder floor, the staging layer of several dialects against the
+# whole parse floor (docs/benchmarks.md, "What the figures mean").
+STAGING_TARGETS = {"SQL": 3.0, "Python": 2.0, "layer": 4.0}
+STAGING_COLUMNS = (
+    ("workload", "workload", "{}"),
+    ("staging model", "model", "{}"),
+    ("kind", "kind", "{}"),
+    ("node s", "seconds", "{:.1f}"),
+    ("CPU s", "cpu_seconds", "{:.1f}"),
+    ("parse floor s", "parse_floor_seconds", "{:.1f}"),
+    ("/parse", "over_parse_floor", "{:.1f}"),
+    ("decoder floor s", "decoder_floor_seconds", "{:.1f}"),
+    ("/decoder", "over_decoder_floor", "{:.2f}"),
+    ("target", "target", "{}"),
+    ("met", "met", "{}"),
+)
+
+
+def staging_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each staging model of the full build against its dialect's floors and target and, for a
+    workload of several dialects, the staging layer (its first start to its last end) against
+    the sum of their parse floors."""
+    parse = report.get("parse_floor", {}).get("dialects", {})
+    decoder = report.get("decoder_floor", {}).get("dialects", {})
+    python = set(decoder) | set(python_staged_dialects())
+    rows = []
+    for model in report["full"].get("models", []):
+        dialect = model["model"].removeprefix("stg_").removesuffix("__changes")
+        # A single-dialect workload built with --select staging also builds the others on empty tables.
+        if model["layer"] != "staging" or dialect not in report.get("dialects", [dialect]):
+            continue
+        kind = "Python" if dialect in python else "SQL"
+        floors = {"parse": parse.get(dialect, {}).get("seconds"), "decoder": decoder.get(dialect, {}).get("seconds")}
+        judged = floors["decoder"] if kind == "Python" else floors["parse"]
+        rows.append(
+            staging_row(report, model["model"], kind, model["seconds"], model.get("cpu_seconds"), floors, judged)
+        )
+    layer = layers(report["full"]).get("staging", {})
+    if len(report.get("dialects", [])) > 1 and "last_end" in layer:
+        floors = {"parse": report["parse_floor"].get("seconds") if parse else None, "decoder": None}
+        span = layer["last_end"] - layer["first_start"]
+        rows.append(staging_row(report, "(staging layer)", "layer", span, None, floors, floors["parse"]))
+    return rows
+
+
+def staging_row(
+    report: dict[str, Any],
+    model: str,
+    kind: str,
+    seconds: float,
+    cpu_seconds: float | None,
+    floors: dict[str, float | None],
+    judged_by: float | None,
+) -> dict[str, Any]:
+    limit, over = STAGING_TARGETS[kind], ratio(seconds, judged_by)
+    return {
+        "workload": report["workload"],
+        "model": model,
+        "kind": kind,
+        "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
+        "parse_floor_seconds": floors["parse"],
+        "over_parse_floor": ratio(seconds, floors["parse"]),
+        "decoder_floor_seconds": floors["decoder"],
+        "over_decoder_floor": ratio(seconds, floors["decoder"]),
+        "target": f"<= {limit:g}x {'decoder' if kind == 'Python' else 'parse'}",
+        "met": None if over is None else ("yes" if over <= limit else "no"),
+    }
+
+
 def cell(value: Any, fmt: str) -> str:
     return "-" if value is None else fmt.format(value)
 
@@ -462,6 +539,10 @@ def table(reports: list[dict[str, Any]]) -> str:
     lines = render(COLUMNS, [figure_row(report) for report in reports])
     lines += ["", "Incremental cost against the empty build and, with a delta, against the smallest history:"]
     lines += render(GROWTH_COLUMNS, growth_rows(reports))
+    staged = [row for report in reports for row in staging_rows(report)]
+    if staged:
+        lines += ["", "Staging models of the full build against their dialect's floors:"]
+        lines += render(STAGING_COLUMNS, staged)
     backfilled = [figure_row(report) for report in reports if built(report, "backfill")]
     if backfilled:
         lines += ["", "Backfill: every message at once into built tables, without --full-refresh:"]

@@ -6,6 +6,10 @@
                 value into the message's full structure (inferred from a sample; an array value,
                 such as a batch of Canal FlatMessages, into an array of it), the DTS
                 wire decoder (fastavro) for every Avro value; count the rows
+    decoder-floor
+                for each dialect staged by a Python model (models/staging/<dialect>/*.py): its
+                message decoder, the function the model hands to mapInArrow, over every landing
+                row, the staged rows counted and not written: what the model pays at least
     write-floor read every table the dbt build materialized (views excepted) into Spark's
                 `noop` sink, then read it and write it as Parquet (same partition columns) to a
                 scratch folder: what writing the build's output costs, its results already known
@@ -14,13 +18,15 @@
                 a full build plus an incremental run) must give the same digests
 
 Each writes its figures as JSON to --result.  The parse floor is what any staging of these
-messages has to pay at least: the full dbt build is judged against it.
+messages has to pay at least: the full dbt build and each SQL staging model are judged against
+it; a Python staging model against its decoder floor as well.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib
 import json
 import os
 import shutil
@@ -37,7 +43,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType, VariantType
 
 from cdc_unify import landing
-from cdc_unify.contract import DIALECTS
+from cdc_unify.contract import DIALECTS, LANDING_COLUMNS, staged_schema_ddl
 from cdc_unify.spark import get_spark
 
 AVRO_DIALECTS = frozenset({"dts_avro"})
@@ -47,6 +53,12 @@ FEED_PREFIX = "bench"
 # Every batch gets one fixed landing time: staged output does not depend on the clock.
 BATCH_LANDED_AT = {1: dt.datetime(2024, 6, 1, 1, tzinfo=dt.UTC), 2: dt.datetime(2024, 6, 1, 2, tzinfo=dt.UTC)}
 SCHEMA_SAMPLE = 2000  # values per dialect the JSON structure is inferred from
+STAGING_MODELS = Path(__file__).resolve().parents[1] / "models" / "staging"
+
+
+def python_staged_dialects() -> list[str]:
+    """The dialects whose staging model is a Python model (it runs cdc_unify.message_decoders.<dialect>)."""
+    return [dialect for dialect in DIALECTS if (STAGING_MODELS / dialect / f"stg_{dialect}__changes.py").is_file()]
 
 
 def land(spark: SparkSession, data_dir: Path, batch: int, file_name: str | None = None) -> dict[str, int]:
@@ -138,6 +150,38 @@ def floor_job(spark: SparkSession, dialect: str) -> dict[str, float | int | None
         "seconds": seconds,
         "cpu_seconds": cpu_seconds,
     }
+
+
+def decoder_job(spark: SparkSession, dialect: str, table_name: str | None = None) -> dict[str, float | int]:
+    """The dialect's Python staging model without dbt, its incremental filter and its write: the
+    same decoder (`decode_arrow_batches`) over every row of its landing table (or `table_name`)
+    through mapInArrow; the staged rows are counted, and cross back from Python whole (the
+    decoder yields whole Arrow batches, so no column can be pruned from its work)."""
+    decode = importlib.import_module(f"cdc_unify.message_decoders.{dialect}").decode_arrow_batches
+    table = spark.table(table_name or landing.landing_table(dialect))
+    rows = table.count()
+    staged = table.select(*(f"`{name}`" for name, _ in LANDING_COLUMNS)).mapInArrow(decode, staged_schema_ddl())
+    aggregate = staged.agg(F.count("event_id").alias("staged_rows"), F.count("error_code").alias("quarantined"))
+    collected, seconds, cpu_seconds = timed(aggregate.collect)
+    result = collected[0]
+    print(
+        f"[decoder-floor] {dialect}: {rows:,} rows decoded into {result['staged_rows']:,} staged rows"
+        f" in {seconds:.1f}s ({cpu_seconds:.1f} CPU s)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return {
+        "rows": rows,
+        "staged_rows": result["staged_rows"],
+        "quarantined": result["quarantined"],
+        "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
+    }
+
+
+def decoder_floor(spark: SparkSession) -> dict[str, dict[str, float | int]]:
+    tables = {row.tableName for row in spark.sql(f"show tables in `{landing.LANDING_SCHEMA}`").collect()}
+    return {dialect: decoder_job(spark, dialect) for dialect in python_staged_dialects() if dialect in tables}
 
 
 def process_cpu() -> dict[int, float]:
@@ -278,7 +322,7 @@ def digest(spark: SparkSession) -> dict[str, dict[str, int | str]]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=("land", "parse-floor", "write-floor", "digest"))
+    parser.add_argument("step", choices=("land", "parse-floor", "decoder-floor", "write-floor", "digest"))
     parser.add_argument("--warehouse", required=True)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="2g")
@@ -299,6 +343,8 @@ def main(argv: list[str] | None = None) -> None:
         figures: dict = {"rows": land(spark, args.data_dir, args.batch, args.file)}
     elif args.step == "parse-floor":
         figures = {"dialects": parse_floor(spark)}
+    elif args.step == "decoder-floor":
+        figures = {"dialects": decoder_floor(spark)}
     elif args.step == "digest":
         figures = {"tables": digest(spark)}
     else:

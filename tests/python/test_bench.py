@@ -3,6 +3,7 @@ what it reports is only as good as how it reads dbt's run_results.json."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 
@@ -157,6 +158,101 @@ def test_figures_of_a_backfill_say_its_cost_its_memory_and_whether_it_built_the_
     assert "Backfill: every message at once" in printed and "where the backfill build's time goes" in printed
     without = bench_run.figures({k: v for k, v in report.items() if "backfill" not in k})
     assert without["backfill_messages"] is None and without["backfill_tables_differing"] is None
+
+
+def staging_model(name: str, seconds: float, cpu: float | None = None) -> dict:
+    return {"model": name, "layer": "staging", "seconds": seconds, "cpu_seconds": cpu}
+
+
+def test_each_staging_model_is_judged_against_its_own_dialects_floor_and_the_layer_against_all():
+    report = {
+        "workload": "mixed:1k",
+        "dialects": ["canal_json", "debezium_json", "dts_avro"],
+        "full": {
+            "models": [
+                staging_model("stg_canal_json__changes", 9.0, 15.0),
+                staging_model("stg_debezium_json__changes", 5.0),
+                staging_model("stg_dts_avro__changes", 4.0),
+                staging_model("stg_maxwell_json__changes", 0.5),  # not a dialect of the workload
+                {"model": "int_change_events", "layer": "intermediate", "seconds": 30.0, "cpu_seconds": None},
+            ],
+            "per_layer": {"staging": {"seconds": 18.5, "cpu_seconds": 0.0, "first_start": 2.0, "last_end": 20.0}},
+        },
+        "parse_floor": {
+            "seconds": 6.0,
+            "dialects": {
+                "canal_json": {"seconds": 3.0},
+                "debezium_json": {"seconds": 1.0},
+                "dts_avro": {"seconds": 2.0},
+            },
+        },
+        "decoder_floor": {"dialects": {"debezium_json": {"seconds": 2.0}, "dts_avro": {"seconds": 2.5}}},
+    }
+
+    rows = bench_run.staging_rows(report)
+
+    assert [row["model"] for row in rows] == [
+        "stg_canal_json__changes",
+        "stg_debezium_json__changes",
+        "stg_dts_avro__changes",
+        "(staging layer)",
+    ]
+    canal, debezium, dts, layer = rows
+    # A SQL model against its dialect's parse floor (3x at most): 9 s of 3.
+    assert (canal["kind"], canal["over_parse_floor"], canal["met"]) == ("SQL", 3.0, "yes")
+    assert canal["cpu_seconds"] == 15.0 and canal["over_decoder_floor"] is None
+    # A Python model against its decoder floor (2x at most), its parse floor shown beside it.
+    assert (debezium["kind"], debezium["over_decoder_floor"], debezium["met"]) == ("Python", 2.5, "no")
+    assert debezium["over_parse_floor"] == 5.0
+    assert (dts["over_decoder_floor"], dts["met"]) == (1.6, "yes")
+    # The layer from its first start to its last end (18 s) against every dialect's parse floor (6 s).
+    assert (layer["kind"], layer["seconds"], layer["over_parse_floor"], layer["met"]) == ("layer", 18.0, 3.0, "yes")
+
+    lines = bench_run.table([report | {"figures": {}}]).splitlines()
+    start = lines.index("Staging models of the full build against their dialect's floors:")
+    assert "stg_debezium_json__changes" in lines[start + 3] and lines[start + 3].endswith("no")
+
+
+def test_a_staging_model_without_its_floor_is_not_judged():
+    report = {"workload": "canal_json:1k", "dialects": ["canal_json"], "full": build_summary(10.0, 20.0, 100)}
+
+    (row,) = bench_run.staging_rows(report)
+
+    assert (row["model"], row["over_parse_floor"], row["met"]) == ("stg_canal_json__changes", None, None)
+
+
+@pytest.mark.spark
+def test_the_decoder_floor_runs_a_python_models_decoder_over_every_landing_row(tmp_path):
+    """Against the decoder called in plain Python on the same landing rows: the floor stages the
+    same number of rows and quarantines the same ones (the generated feed has malformed values)."""
+    import spark_steps  # bench/spark_steps.py
+    from pyspark.sql import functions as F
+
+    from cdc_unify import landing
+    from cdc_unify.contract import LANDING_COLUMNS
+    from cdc_unify.generator.run import generate
+    from cdc_unify.message_decoders.debezium_json import decode_records
+    from harness import spark_session
+
+    assert spark_steps.python_staged_dialects() == ["debezium_json", "dts_avro"]
+    spark = spark_session()
+    generate(60, 5, tmp_path, ("debezium_json",), workloads.BENCH_FAULTS)
+    records = spark.read.parquet(str(tmp_path / "debezium_json" / "batch-1.parquet"))
+    rows = landing.kafka_to_landing(records, "bench_test", F.lit(dt.datetime(2024, 6, 1, tzinfo=dt.UTC)))
+    schema = "bench_decoder_floor_test"
+    spark.sql(f"drop schema if exists {schema} cascade")
+    spark.sql(f"create schema {schema}")
+    rows.select(*[name for name, _ in LANDING_COLUMNS]).write.saveAsTable(f"{schema}.debezium_json")
+
+    floor = spark_steps.decoder_job(spark, "debezium_json", f"{schema}.debezium_json")
+
+    landed = [row.asDict() for row in spark.table(f"{schema}.debezium_json").collect()]
+    staged = decode_records(landed)
+    assert floor["rows"] == len(landed) > 0
+    assert floor["staged_rows"] == len(staged) > len(landed) / 2
+    assert floor["quarantined"] == sum(row["error_code"] is not None for row in staged) > 0
+    assert floor["seconds"] > 0 and floor["cpu_seconds"] > 0
+    spark.sql(f"drop schema {schema} cascade")
 
 
 @pytest.mark.spark
