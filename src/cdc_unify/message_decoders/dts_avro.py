@@ -787,11 +787,8 @@ _PASSED_THROUGH = {"landing_timestamp": "timestamp", "landed_at": "landed_at"}
 
 
 def _arrow_column(name: str, rows: list[dict[str, Any]]) -> pa.Array:
-    typ = twins.STAGED_ARROW_SCHEMA.field(name).type
-    values = [row[name] for row in rows]
-    if pa.types.is_map(typ):
-        values = [None if v is None else list(v.items()) for v in values]
-    return pa.array(values, type=typ)
+    # pyarrow reads a dict as a map entry list itself, several times faster than from its items().
+    return pa.array([row[name] for row in rows], type=twins.STAGED_ARROW_SCHEMA.field(name).type)
 
 
 def decode_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
