@@ -459,15 +459,12 @@ def staging_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         kind = "Python" if dialect in python else "SQL"
         floors = {"parse": parse.get(dialect, {}).get("seconds"), "decoder": decoder.get(dialect, {}).get("seconds")}
-        judged = floors["decoder"] if kind == "Python" else floors["parse"]
-        rows.append(
-            staging_row(report, model["model"], kind, model["seconds"], model.get("cpu_seconds"), floors, judged)
-        )
+        rows.append(staging_row(report, model["model"], kind, model["seconds"], model.get("cpu_seconds"), floors))
     layer = layers(report["full"]).get("staging", {})
     if len(report.get("dialects", [])) > 1 and "last_end" in layer:
         floors = {"parse": report["parse_floor"].get("seconds") if parse else None, "decoder": None}
         span = layer["last_end"] - layer["first_start"]
-        rows.append(staging_row(report, "(staging layer)", "layer", span, None, floors, floors["parse"]))
+        rows.append(staging_row(report, "(staging layer)", "layer", span, None, floors))
     return rows
 
 
@@ -478,9 +475,9 @@ def staging_row(
     seconds: float,
     cpu_seconds: float | None,
     floors: dict[str, float | None],
-    judged_by: float | None,
 ) -> dict[str, Any]:
-    limit, over = STAGING_TARGETS[kind], ratio(seconds, judged_by)
+    judged_by = "decoder" if kind == "Python" else "parse"
+    limit, over = STAGING_TARGETS[kind], ratio(seconds, floors[judged_by])
     return {
         "workload": report["workload"],
         "model": model,
@@ -491,7 +488,7 @@ def staging_row(
         "over_parse_floor": ratio(seconds, floors["parse"]),
         "decoder_floor_seconds": floors["decoder"],
         "over_decoder_floor": ratio(seconds, floors["decoder"]),
-        "target": f"<= {limit:g}x {'decoder' if kind == 'Python' else 'parse'}",
+        "target": f"<= {limit:g}x {judged_by}",
         "met": None if over is None else ("yes" if over <= limit else "no"),
     }
 

@@ -180,8 +180,12 @@ def decoder_job(spark: SparkSession, dialect: str, table_name: str | None = None
 
 
 def decoder_floor(spark: SparkSession) -> dict[str, dict[str, float | int]]:
-    tables = {row.tableName for row in spark.sql(f"show tables in `{landing.LANDING_SCHEMA}`").collect()}
+    tables = landing_tables(spark)
     return {dialect: decoder_job(spark, dialect) for dialect in python_staged_dialects() if dialect in tables}
+
+
+def landing_tables(spark: SparkSession) -> set[str]:
+    return {row.tableName for row in spark.sql(f"show tables in `{landing.LANDING_SCHEMA}`").collect()}
 
 
 def process_cpu() -> dict[int, float]:
@@ -196,7 +200,7 @@ def process_cpu() -> dict[int, float]:
 def parse_floor(spark: SparkSession) -> dict[str, dict[str, float | int | None]]:
     # The optimizer would otherwise parse only the fields a query reads.
     spark.conf.set("spark.sql.optimizer.enableJsonExpressionOptimization", "false")
-    tables = {row.tableName for row in spark.sql(f"show tables in `{landing.LANDING_SCHEMA}`").collect()}
+    tables = landing_tables(spark)
     return {dialect: floor_job(spark, dialect) for dialect in DIALECTS if dialect in tables}
 
 
