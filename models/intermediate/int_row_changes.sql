@@ -14,7 +14,9 @@
       from a partial image keeps its previous value; an explicit null sets null. The fold is a
       per-(identity, column) "last value that was present" window over the changes in sequence
       order: linear in changes x columns, unlike re-merging every prefix of a row's changes
-      (quadratic for frequently updated rows).
+      (quadratic for frequently updated rows). A full image starts a new stretch of the fold, so a
+      stretch of one change (most, where images are full) takes its image whole, with no
+      per-column work.
     Incremental, append and resolve: an identity's rows depend on its own units and its table's
     truncates alone. A run takes the events int_change_events built since this model last wrote
     (built_at after the newest of its rows: new events, and the events of split-update pair keys it
@@ -334,11 +336,16 @@ segment_columns as (
         array_distinct(flatten(collect_list(array_union(
             map_keys(coalesce(applied_before, map())),
             map_keys(coalesce(applied_after, map()))
-        )) over (partition by table_key, row_key, segment))) as column_names
+        )) over segment_changes)) as column_names,
+        count(*) over segment_changes as changes_in_segment
     from segmented
+    window segment_changes as (partition by table_key, row_key, segment)
 ),
 
--- One cell per change and column of its segment (a change carrying no column keeps one empty cell).
+-- One cell per change and column of a segment of several changes (a change carrying no column keeps
+-- one empty cell). A segment of one change, which is what a change with a full image makes (most
+-- of them), folds nothing: its row is its after image over its before image, taken whole, so it
+-- keeps one row with no cell instead of one row per column through the window and the regroup below.
 cells as (
     select
         *,
@@ -347,9 +354,20 @@ cells as (
                 then named_struct('value', applied_after[column_name])
             when map_contains_key(coalesce(applied_before, map()), column_name)
                 then named_struct('value', applied_before[column_name])
-        end as carried_value
+        end as carried_value,
+        case
+            when changes_in_segment = 1
+                then map_concat(
+                        map_filter(
+                            coalesce(applied_before, map()),
+                            (before_name, before_value)
+                            -> not map_contains_key(coalesce(applied_after, map()), before_name)
+                        ),
+                        coalesce(applied_after, map())
+                    )
+        end as single_change_values
     from segment_columns
-        lateral view explode_outer(column_names) carried as column_name
+        lateral view explode_outer(case when changes_in_segment > 1 then column_names end) carried as column_name
 ),
 
 folded_cells as (
@@ -357,6 +375,7 @@ folded_cells as (
         {{ action_attributes | join(', ') }},
         segment,
         column_name,
+        single_change_values,
         last(carried_value, true) over (
             partition by table_key, row_key, segment, column_name
             order by {{ change_order }}
@@ -369,9 +388,13 @@ folded_rows as (
     select
         {{ action_attributes | join(', ') }},
         segment,
-        map_from_entries(array_sort(collect_list(
-            case when folded_value is not null then struct(column_name, folded_value.value) end
-        ))) as row_values
+        coalesce(
+            -- one change, one row in the group
+            map_from_entries(array_sort(map_entries(first(single_change_values)))),
+            map_from_entries(array_sort(collect_list(
+                case when folded_value is not null then struct(column_name, folded_value.value) end
+            )))
+        ) as row_values
     from folded_cells
     group by {{ action_attributes | join(', ') }}, segment
 ),
