@@ -356,15 +356,7 @@ cells as (
                 then named_struct('value', applied_before[column_name])
         end as carried_value,
         case
-            when changes_in_segment = 1
-                then map_concat(
-                        map_filter(
-                            coalesce(applied_before, map()),
-                            (before_name, before_value)
-                            -> not map_contains_key(coalesce(applied_after, map()), before_name)
-                        ),
-                        coalesce(applied_after, map())
-                    )
+            when changes_in_segment = 1 then {{ cdc_overlay('applied_before', 'applied_after') }}
         end as single_change_values
     from segment_columns
         lateral view explode_outer(case when changes_in_segment > 1 then column_names end) carried as column_name
