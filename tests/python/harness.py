@@ -10,6 +10,7 @@ this process's session instead: the `sparksession` adapter's getOrCreate() retur
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 import tempfile
@@ -100,6 +101,16 @@ def write_fixture_project(root: Path, name: str, models_config: dict[str, Any] |
     (root / "dbt_project.yml").write_text(yaml.safe_dump(project), encoding="utf-8")
 
 
+def dbt_target(schema: str, dbt_vars: dict | None) -> Path:
+    """The dbt target folder of the invocations with this schema and these vars (left in
+    DBT_TARGET_PATH after each, for the tests that read what the last one wrote). dbt parses the
+    whole project again (~4 s) when the profile (its schema) or the vars differ from those of the
+    manifest it saved in the target folder, and the suite alternates them: a folder per
+    combination keeps each one's manifest, so every later invocation parses only what changed."""
+    key = hashlib.sha256(json.dumps([schema, dbt_vars or {}], sort_keys=True).encode()).hexdigest()[:12]
+    return harness_root() / "target" / key
+
+
 def run_dbt(*args: str, dbt_vars: dict | None = None, schema: str | None = None, callbacks: list | None = None) -> Any:
     """`dbt <args>` in this process on the project; raises with dbt's own message on failure.
     `schema` builds into other schemas than the shared workload's (`<schema>`, `<schema>_staging`...);
@@ -108,6 +119,7 @@ def run_dbt(*args: str, dbt_vars: dict | None = None, schema: str | None = None,
     cli = [*args, "--project-dir", str(REPO_ROOT), "--profiles-dir", str(REPO_ROOT / "profiles")]
     if dbt_vars:
         cli += ["--vars", json.dumps(dbt_vars)]
+    os.environ["DBT_TARGET_PATH"] = str(dbt_target(schema or DEFAULT_SCHEMA, dbt_vars))
     with profile_schema(schema or DEFAULT_SCHEMA):
         result = dbtRunner(callbacks=callbacks or []).invoke(cli)
     if not result.success:
