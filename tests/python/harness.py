@@ -347,13 +347,14 @@ def built_relations() -> dict[str, str]:
     spark = spark_session()
     relations = {}
     for schema in (MART_SCHEMA, INTERMEDIATE_SCHEMA, STAGING_SCHEMA):
+        # One listing of the schema's views, not a `describe` of each table (~0.1 s each).
+        views = {row["viewName"] for row in spark.sql(f"show views in {schema}").collect() if not row["isTemporary"]}
         for table in spark.sql(f"show tables in {schema}").collect():
             name = table["tableName"]
             # Temporary views of other tests are listed in every schema.
             if table["isTemporary"]:
                 continue
-            kind = spark.sql(f"describe table extended {schema}.{name}").where("col_name = 'Type'").first()[1]
-            if kind != "VIEW" or schema == MART_SCHEMA:
+            if name not in views or schema == MART_SCHEMA:
                 relations[name] = f"{schema}.{name}"
     return relations
 
