@@ -169,6 +169,7 @@
         skips older row groups by, `false` when there are no such rows (Spark plans an empty input);
         `true` (rows none) on a full build; a subquery comparison (rows none) in a dbt unit test. -#}
     {%- if not is_incremental() -%}
+        {%- do cdc_keep_newest(none, 'built_at') -%}
         {{ return({'predicate': 'true', 'rows': none}) }}
     {%- endif -%}
     {%- set built_until = cdc_newest_built_at(this) -%}
@@ -438,6 +439,15 @@ units_{{ suffix }} as (
     timestamp'{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}Z'
 {%- endmacro %}
 
+{% macro cdc_keep_newest(group, value) -%}
+    {#- On a full build, asks the materialization to keep the newest `value` per `group` (none: of
+        all rows) with the table it writes (adapter.keep_newest), so that the first incremental run
+        reads its watermark without a scan (dbt/adapters/sparksession/newest_values.py). -#}
+    {%- if execute and model.resource_type == 'model' -%}
+        {%- do adapter.keep_newest(invocation_id, this, group, value) -%}
+    {%- endif -%}
+{%- endmacro %}
+
 {% macro cdc_newest_built_at(relation) -%}
     {#- The built_at of the last run that wrote rows of `relation` (a model's `this`), read when the
         run starts and written as a constant (a filter `built_at > constant` reaches the Parquet
@@ -449,6 +459,7 @@ units_{{ suffix }} as (
     {%- if not execute or not is_incremental() or model.resource_type == 'unit_test' -%}
         {{ return('(' ~ newest ~ ')') }}
     {%- endif -%}
-    {%- set micros = run_query('select unix_micros((' ~ newest ~ '))').columns[0].values()[0] | int -%}
-    {{ return('timestamp_micros(' ~ micros ~ ')') }}
+    {#- Kept with the table (adapter.newest_values), read without a scan of its history. -#}
+    {%- set found = adapter.newest_values(relation, none, 'built_at') -%}
+    {{ return('timestamp_micros(' ~ (found[0][1] | int) ~ ')' if found else "timestamp'1900-01-01 00:00:00Z'") }}
 {%- endmacro %}

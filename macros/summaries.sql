@@ -24,6 +24,7 @@
         filters of cdc_landed_after_held are `false`, so Spark plans an empty input and reads
         nothing, and the model writes nothing (cdc_skip_write_when_nothing_new). -#}
     {%- if not is_incremental() -%}
+        {%- do cdc_keep_newest(held_feed_column, held_until) -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set held_feeds -%}
@@ -38,9 +39,9 @@
                 ~ held_feeds ~ ') as held_feeds)'
         }) }}
     {%- endif -%}
-    {%- set rows = run_query(
-        'select feed, unix_micros(held_until) from (' ~ held_feeds ~ ') as held_feeds where held_until is not null'
-    ).rows -%}
+    {#- Kept with the table (adapter.newest_values): no scan of every stored row while the table's
+        files are those the last write left. -#}
+    {%- set rows = adapter.newest_values(this, held_feed_column, held_until) -%}
     {%- set feeds = [] -%}
     {%- for row in rows -%}
         {%- do feeds.append({

@@ -10,7 +10,7 @@ from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.spark.impl import SparkAdapter
 from pyspark.sql import SparkSession
 
-from dbt.adapters.sparksession import pending_writes
+from dbt.adapters.sparksession import newest_values, pending_writes
 from dbt.adapters.sparksession.connections import SparkSessionConnectionManager
 from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
 from dbt.adapters.sparksession.run_state import RunState
@@ -126,6 +126,39 @@ class SparkSessionAdapter(SparkAdapter):
             )
 
         return self._run.newest_built_at(invocation_id, relation, query)
+
+    @available
+    def newest_values(self, relation: BaseRelation, group: str | None, value: str) -> list[list[Any]]:
+        """[group, newest `value` in microseconds] per `group` of table `relation`'s rows (one pair with
+        group None without `group`; none for a table without such rows): kept with the table and
+        read without a scan while its files are those it was computed from (newest_values)."""
+        session = self._session()
+        files = pending_writes.TableFiles(session)
+        root = files.path(pending_writes.table_location(session, relation))
+        table = pending_writes.quoted(relation)
+        found = newest_values.newest_values(session, files, table, root, newest_values.Newest(group, value))
+        return [[group, micros] for group, micros in found.items()]
+
+    @available
+    def keep_newest(self, invocation_id: str, relation: BaseRelation, group: str | None, value: str) -> str:
+        """Called while a model compiles for a full build: the newest `value` per `group` its
+        incremental runs will ask of its table (newest_values), kept with the table once its
+        materialization has written it (store_newest). '' for inline calls."""
+        self._run.keep_newest(invocation_id, relation, group, value)
+        return ""
+
+    @available
+    def store_newest(self, invocation_id: str, relation: BaseRelation) -> str:
+        """After a full build of table `relation`: the newest values asked for by keep_newest,
+        computed from the new table and kept with it. '' for inline calls."""
+        kept = self._run.kept_newest(invocation_id, relation)
+        if kept:
+            session = self._session()
+            files = pending_writes.TableFiles(session)
+            root = files.path(pending_writes.table_location(session, relation))
+            table = pending_writes.quoted(relation)
+            newest_values.store_computed(session, files, table, root, [newest_values.Newest(*pair) for pair in kept])
+        return ""
 
     @available
     def partition_sizes(self, relation: BaseRelation, depth: int) -> dict[str, int]:

@@ -22,6 +22,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from dbt.adapters.sparksession import newest_values
+
 # Spark and Hadoop keep job and commit state in entries whose names start with these.
 HIDDEN_PREFIXES = ("_", ".")
 
@@ -55,6 +57,14 @@ class TableFiles:
         if not fs.exists(path):
             return []
         return [s.getPath() for s in fs.listStatus(path) if not s.getPath().getName().startswith(HIDDEN_PREFIXES)]
+
+    def data_files(self, folder: Any) -> list[Any]:
+        """The file statuses of the visible files directly in `folder`."""
+        return [
+            status
+            for status in self.fs(folder).listStatus(folder)
+            if status.isFile() and not status.getPath().getName().startswith(HIDDEN_PREFIXES)
+        ]
 
     def leaves(self, root: Any, depth: int) -> list[str]:
         """Relative paths of the folders `depth` levels under `root` (one per partition; `.` for
@@ -90,10 +100,43 @@ class TableFiles:
     def remove(self, path: Any) -> None:
         self.fs(path).delete(path, True)
 
+    def parquet_rows(self, file: Any) -> int:
+        """The row count a Parquet file's footer records: one small read at the file's end."""
+        jvm: Any = self.spark._jvm
+        input_file = jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(file, self._conf)
+        reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(input_file)
+        try:
+            return int(reader.getRecordCount())
+        finally:
+            reader.close()
+
+
+def table_details(spark: SparkSession, relation: Any) -> dict[str, str]:
+    """The detailed table information of `describe table extended` (Location, Provider, ...)."""
+    rows = spark.sql(f"describe table extended {quoted(relation)}").collect()
+    return {row.col_name: row.data_type for row in rows}
+
 
 def table_location(spark: SparkSession, relation: Any) -> str:
-    rows = spark.sql(f"describe table extended {quoted(relation)}").collect()
-    return next(row.data_type for row in rows if row.col_name == "Location")
+    return table_details(spark, relation)["Location"]
+
+
+def has_rows(spark: SparkSession, relation: Any, depth: int) -> bool:
+    """Whether table `relation` (`depth` partition columns) holds a row. A Parquet table's from its
+    files' footers (a listing, then one small read per file until one counts a row), where a Spark
+    job costs 0.4-0.7 s of a run's fixed cost per model (docs/benchmarks.md); other formats by a
+    Spark job. Spark writes no partition folder for a partitioned write without rows, and a file
+    holding the schema and no row for another."""
+    details = table_details(spark, relation)
+    if details.get("Provider", "").lower() != "parquet":
+        return not spark.table(quoted(relation)).isEmpty()
+    files = TableFiles(spark)
+    root = files.path(details["Location"])
+    return any(
+        files.parquet_rows(status.getPath()) > 0
+        for partition in files.leaves(root, depth)
+        for status in files.data_files(files.partition_folder(root, partition))
+    )
 
 
 def default_location(spark: SparkSession, relation: Any) -> str:
@@ -175,7 +218,7 @@ def apply_written(spark: SparkSession, pending: Any, target: Any, layout: Layout
     new, which every later read lists. The metastore is told of partitions only when the write
     made a new one: `recover partitions` lists every file of the table, a cost that grows with its
     history, while a partition folder that existed before the move is registered already."""
-    if spark.table(quoted(pending)).isEmpty():
+    if not has_rows(spark, pending, len(layout.partition_by)):
         spark.sql(f"drop table {quoted(pending)}")
         return False
     added_a_partition = move_pending(spark, pending, target, layout)
@@ -185,7 +228,8 @@ def apply_written(spark: SparkSession, pending: Any, target: Any, layout: Layout
 
 def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> bool:
     """Moves the files of every partition of `pending` into `target` (apply_pending); returns
-    whether the target had no folder for one of those partitions. Replaced folders first: one may
+    whether the target had no folder for one of those partitions. First the newest values kept
+    with the target learn the pending rows (newest_values.carry); then replaced folders: one may
     hold an appended partition of the same write, which then moves with it."""
     files = TableFiles(spark)
     source_root = files.path(table_location(spark, pending))
@@ -196,6 +240,7 @@ def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout)
         partition != "." and not files.fs(target_root).exists(under(target_root, partition)) for partition in partitions
     )
     replaced = [layout.replaced_folder(p) for p in partitions if layout.replaces(p)]
+    newest_values.carry(spark, files, quoted(pending), source_root, quoted(target), target_root, bool(replaced))
     for folder in dict.fromkeys(replaced):
         files.replace_folder(under(source_root, folder), under(target_root, folder))
     for partition in partitions:
@@ -212,13 +257,7 @@ def partition_sizes(spark: SparkSession, relation: Any, depth: int) -> dict[str,
     root = files.path(table_location(spark, relation))
     sizes = {}
     for partition in files.leaves(root, depth):
-        folder = files.partition_folder(root, partition)
-        fs = files.fs(folder)
-        sizes[partition] = sum(
-            status.getLen()
-            for status in fs.listStatus(folder)
-            if status.isFile() and not status.getPath().getName().startswith(HIDDEN_PREFIXES)
-        )
+        sizes[partition] = sum(status.getLen() for status in files.data_files(files.partition_folder(root, partition)))
     return sizes
 
 

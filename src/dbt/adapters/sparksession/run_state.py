@@ -9,6 +9,9 @@ that run after them (dbt runs nodes in threads: every access holds the lock).
   invocation ran know what it wrote without a query (macros/test_scope.sql).
 - The views it re-created with the SQL they had: their rows are their parents' rows, so what a
   parent wrote tells their data tests what to check, without a query (macros/test_scope.sql).
+- The newest values (newest_values) each model asked for of its table while it compiled for a
+  full build: its materialization keeps them with the table it writes, so that its first
+  incremental run reads them without a scan.
 - The newest built_at of every relation a data test scopes: one query per relation, not one per
   test (a model has up to twenty tests, which compile concurrently: the later ones wait for the
   first one's query).
@@ -37,6 +40,7 @@ class RunState:
         self._newest_built_at: dict[str, int | None] = {}
         self._querying: dict[str, threading.Lock] = {}
         self._views_following: set[str] = set()
+        self._kept: dict[str, set[tuple[str | None, str]]] = {}
 
     def _of(self, invocation_id: str) -> None:
         if invocation_id != self._invocation:
@@ -46,6 +50,7 @@ class RunState:
             self._newest_built_at.clear()
             self._querying.clear()
             self._views_following.clear()
+            self._kept.clear()
 
     def mark_nothing_new(self, invocation_id: str, relation: Any) -> None:
         with self._lock:
@@ -60,6 +65,17 @@ class RunState:
             found = key in self._nothing_new
             self._nothing_new.discard(key)
             return found
+
+    def keep_newest(self, invocation_id: str, relation: Any, group: str | None, value: str) -> None:
+        with self._lock:
+            self._of(invocation_id)
+            self._kept.setdefault(relation_key(relation), set()).add((group, value))
+
+    def kept_newest(self, invocation_id: str, relation: Any) -> list[tuple[str | None, str]]:
+        """The (group, value) pairs asked for by keep_newest, in a stable order."""
+        with self._lock:
+            self._of(invocation_id)
+            return sorted(self._kept.get(relation_key(relation), ()), key=str)
 
     def record_write(self, invocation_id: str, relation: Any, rows: bool) -> None:
         with self._lock:

@@ -48,6 +48,8 @@
       {{ create_table_as(False, target_relation, compiled_code, language) }}
     {%- endcall -%}
     {% do persist_constraints(target_relation, model) %}
+    {#- The watermarks the model's incremental runs read, kept with the table (newest_values). -#}
+    {% do adapter.store_newest(invocation_id, target_relation) %}
   {%- else -%}
     {#- A killed run's rows first (applied already when the run started, unless its on-run-start
         hook did not run: sparksession_apply_killed_writes). -#}

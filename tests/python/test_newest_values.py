@@ -1,0 +1,175 @@
+"""The newest values kept with a table (dbt/adapters/sparksession/newest_values.py): an incremental
+model's watermarks read without scanning its history, and never a stale one: checked against the
+maximum of the rows each table was built from, through appending and replacing writes, a write
+killed halfway, and a table changed behind the adapter's back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dbt.adapters.spark.relation import SparkRelation
+
+from dbt.adapters.sparksession import newest_values, pending_writes
+from harness import spark_session
+
+pytestmark = [pytest.mark.spark]
+
+SCHEMA = "newest_values_test"
+BY_FEED = newest_values.Newest("feed", "landed_at")
+OVERALL = newest_values.Newest(None, "landed_at")
+Row = tuple[str | None, int | None, int]  # feed, landed_at in microseconds, bucket
+
+
+class Killed(Exception):
+    """Stands for the process dying: nothing after the step runs."""
+
+
+def relation(name: str) -> SparkRelation:
+    return SparkRelation.create(schema=SCHEMA, identifier=name)
+
+
+def table(name: str) -> str:
+    return pending_writes.quoted(relation(name))
+
+
+def create(name: str, rows: list[Row], partitioned: bool) -> None:
+    """Table `name` of `rows`, in several files (per partition when `partitioned`)."""
+    spark = spark_session()
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    spark.sql(f"drop table if exists {table(name)}")
+    partitioning = "partitioned by (bucket)" if partitioned else ""
+    spark.sql(f"create table {table(name)} (feed string, landed_at timestamp, bucket int) using parquet {partitioning}")
+    insert(name, rows)
+
+
+def insert(name: str, rows: list[Row]) -> None:
+    frame = spark_session().createDataFrame(rows, "feed string, micros long, bucket int")
+    frame = frame.selectExpr("feed", "timestamp_micros(micros) as landed_at", "bucket").repartition(2)
+    frame.write.insertInto(table(name))
+
+
+def truth(rows: list[Row], grouped: bool = True) -> dict[str | None, int]:
+    """What the kept value must be: the maximum over the rows put into the table, in Python."""
+    newest: dict[str | None, int] = {}
+    for feed, micros, _ in rows:
+        if micros is not None and (feed is not None or not grouped):
+            key = feed if grouped else None
+            newest[key] = max(newest.get(key, micros), micros)
+    return newest
+
+
+def newest(name: str, kept: newest_values.Newest = BY_FEED) -> dict[str | None, int]:
+    spark = spark_session()
+    files = pending_writes.TableFiles(spark)
+    root = files.path(pending_writes.table_location(spark, relation(name)))
+    return newest_values.newest_values(spark, files, table(name), root, kept)
+
+
+def queried_tables(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tables newest_values queries from now on."""
+    tables: list[str] = []
+    real = newest_values.compute
+
+    def recording(spark: Any, name: str, kept: newest_values.Newest) -> dict[str | None, int]:
+        tables.append(name)
+        return real(spark, name, kept)
+
+    monkeypatch.setattr(newest_values, "compute", recording)
+    return tables
+
+
+STORED: list[Row] = [("a", 100, 1), ("a", 300, 2), ("b", 200, 2), (None, 900, 3), ("c", None, 3)]
+APPENDED: list[Row] = [("a", 250, 1), ("b", 400, 4), ("d", 50, 2)]
+
+
+@pytest.mark.parametrize("kept", [BY_FEED, OVERALL], ids=["per-feed", "overall"])
+def test_a_kept_value_is_read_without_a_query_until_the_files_change(
+    kept: newest_values.Newest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create("target", STORED, partitioned=True)
+    queried = queried_tables(monkeypatch)
+    grouped = kept.group is not None
+    assert newest("target", kept) == truth(STORED, grouped)
+    assert newest("target", kept) == truth(STORED, grouped)
+    assert queried == [table("target")]
+    insert("target", [("b", 700, 1)])  # behind the adapter's back: a file it did not write
+    spark_session().sql(f"refresh table {table('target')}")
+    assert newest("target", kept) == truth([*STORED, ("b", 700, 1)], grouped)
+    assert queried == [table("target")] * 2
+
+
+def test_a_table_without_rows_has_no_newest_value() -> None:
+    create("target", [], partitioned=False)
+    assert newest("target") == {}
+    assert newest("target", OVERALL) == {}
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_an_appending_write_carries_the_kept_values_without_reading_the_table(
+    partitioned: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create("target", STORED, partitioned)
+    assert newest("target") == truth(STORED)
+    assert newest("target", OVERALL) == truth(STORED, grouped=False)
+    create("pending", APPENDED, partitioned)
+    queried = queried_tables(monkeypatch)
+    layout = pending_writes.Layout(("bucket",) if partitioned else ())
+    assert pending_writes.apply_written(spark_session(), relation("pending"), relation("target"), layout)
+    assert newest("target") == truth(STORED + APPENDED)
+    assert newest("target", OVERALL) == truth(STORED + APPENDED, grouped=False)
+    assert set(queried) == {table("pending")}
+
+
+def test_a_write_that_replaces_a_partition_drops_the_kept_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bucket 2 held feed a's newest row (300); rewritten with an older one, a's newest goes back."""
+    create("target", STORED, partitioned=True)
+    assert newest("target") == truth(STORED)
+    rewritten: list[Row] = [("a", 120, 2)]
+    create("pending", rewritten, partitioned=True)
+    layout = pending_writes.Layout(("bucket",), replace=True)
+    assert pending_writes.apply_written(spark_session(), relation("pending"), relation("target"), layout)
+    assert newest_values.stored(spark_session(), table("target")) == {}
+    assert newest("target") == truth([row for row in STORED if row[2] != 2] + rewritten)
+
+
+def one_file_then_die(files: pending_writes.TableFiles, source: Any, target: Any) -> None:
+    """move_files killed after moving one file of several."""
+    first = files.visible_children(source)[0]
+    files.fs(target).rename(first, files.path(target, first.getName()))
+    raise Killed
+
+
+def test_a_write_killed_halfway_is_not_trusted_until_applied_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed after the kept values learned the pending rows and one file moved: the table holds
+    part of the write, so its newest values are queried; once the write is applied again, kept."""
+    create("target", STORED, partitioned=False)
+    assert newest("target") == truth(STORED)
+    late: list[Row] = [("a", 950, 1), ("a", 960, 1), ("b", 10, 1), ("e", 5, 1)]
+    create("pending", late, partitioned=False)
+    layout = pending_writes.Layout()
+    with monkeypatch.context() as patch:
+        patch.setattr(pending_writes.TableFiles, "move_files", lambda *args: one_file_then_die(*args))
+        with pytest.raises(Killed):
+            pending_writes.apply_pending(spark_session(), relation("pending"), relation("target"), layout)
+    for name in ("target", "pending"):
+        spark_session().sql(f"refresh table {table(name)}")
+    moved = truth([row for row in STORED + late if row not in spark_session_rows("pending")])
+    assert newest("target") == moved != truth(STORED + late)
+    assert pending_writes.apply_pending(spark_session(), relation("pending"), relation("target"), layout)
+    assert newest("target") == truth(STORED + late)
+
+
+def spark_session_rows(name: str) -> list[Row]:
+    """The rows still in table `name` (the pending table a killed move left)."""
+    rows = spark_session().sql(f"select feed, unix_micros(landed_at), bucket from {table(name)}").collect()
+    return [(row[0], row[1], row[2]) for row in rows]
+
+
+def test_feed_names_are_kept_as_they_are() -> None:
+    """Names come from message content: quotes and backslashes reach the property and come back."""
+    odd: list[Row] = [("it's", 1, 1), ("back\\slash", 2, 1), ('"quoted"', 3, 1), ("ünï", 4, 1)]
+    create("target", odd, partitioned=False)
+    assert newest("target") == truth(odd)
+    assert newest_values.stored(spark_session(), table("target"))
+    assert newest("target") == truth(odd)
