@@ -21,6 +21,12 @@ OVERALL = newest_values.Newest(None, "landed_at")
 Row = tuple[str | None, int | None, int]  # feed, landed_at in microseconds, bucket
 
 
+@pytest.fixture(autouse=True)
+def keep_every_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tables here are tiny: keep their values as if they were large."""
+    monkeypatch.setattr(newest_values, "KEEP_FROM_BYTES", 0)
+
+
 class Killed(Exception):
     """Stands for the process dying: nothing after the step runs."""
 
@@ -145,8 +151,10 @@ def test_a_write_killed_halfway_is_not_trusted_until_applied_again(monkeypatch: 
     part of the write, so its newest values are queried; once the write is applied again, kept."""
     create("target", STORED, partitioned=False)
     assert newest("target") == truth(STORED)
-    late: list[Row] = [("a", 950, 1), ("a", 960, 1), ("b", 10, 1), ("e", 5, 1)]
-    create("pending", late, partitioned=False)
+    late: list[Row] = [("a", 950, 1), ("b", 400, 1), ("e", 5, 1)]  # each a newest value, in a file of its own
+    create("pending", [], partitioned=False)
+    for row in late:
+        insert("pending", [row])
     layout = pending_writes.Layout()
     with monkeypatch.context() as patch:
         patch.setattr(pending_writes.TableFiles, "move_files", lambda *args: one_file_then_die(*args))
@@ -173,3 +181,19 @@ def test_feed_names_are_kept_as_they_are() -> None:
     assert newest("target") == truth(odd)
     assert newest_values.stored(spark_session(), table("target"))
     assert newest("target") == truth(odd)
+
+
+def test_a_small_table_keeps_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below KEEP_FROM_BYTES the scan costs less than keeping the value: queried every time, and a
+    value kept while the table was large is dropped."""
+    create("target", STORED, partitioned=False)
+    assert newest("target") == truth(STORED)
+    assert newest_values.stored(spark_session(), table("target"))
+    insert("target", APPENDED)
+    spark_session().sql(f"refresh table {table('target')}")
+    monkeypatch.setattr(newest_values, "KEEP_FROM_BYTES", 10**12)
+    queried = queried_tables(monkeypatch)
+    assert newest("target") == truth(STORED + APPENDED)
+    assert newest("target") == truth(STORED + APPENDED)
+    assert queried == [table("target")] * 2
+    assert newest_values.stored(spark_session(), table("target")) == {}

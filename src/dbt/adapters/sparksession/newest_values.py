@@ -15,19 +15,27 @@ rows may have held a newest value) drops it; a full build computes the ones its 
 while it compiled (adapter.keep_newest) from the table it wrote. A stored answer is used only while
 the token matches the table's files: a table changed by anything else (a killed move not finished
 yet, a hand-made `insert`) is queried again, and the answer stored anew. What a read costs: the
-table's properties, one recursive listing of its folder, no data file opened.
+table's properties, one listing of its folders, no data file opened. Only tables with
+KEEP_FROM_BYTES of data keep values: below it the scan costs less than keeping them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import SparkSession
 
 PREFIX = "cdc_unify.newest"
+# Tables whose data files sum to less are queried, nothing kept: a scan of two columns of a small
+# table (0.1-0.15 s for a staging table of 21 MB) costs less than keeping the value through every
+# write (0.2-0.5 s: the pending rows' values, two listings, a metastore change), while that of a
+# large one grows with it (1.3-1.8 s for int_change_events' 279 MB). docs/benchmarks.md.
+KEEP_FROM_BYTES = 128 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -101,21 +109,37 @@ def forget(spark: SparkSession, table: str, keys: list[str]) -> None:
         spark.sql(f"alter table {table} unset tblproperties if exists ({', '.join(sql_string(k) for k in keys)})")
 
 
+# One entry of Hadoop's FileStatus.toString: its path, whether a folder, and a file's length.
+FILE_STATUS = re.compile(r"path=(.*?); isDirectory=(true|false)(?:; length=(\d+))?")
+
+
 def file_entries(files: Any, root: Any) -> set[str]:
     """`relative path:length` of every visible data file under folder `root` (partition folders
-    included; hidden entries such as _SUCCESS, .crc files and _temporary folders left out)."""
+    included; hidden entries such as _SUCCESS, .crc files and _temporary folders left out). One
+    glob per folder level, each answered as one text: a call from Python per file costs about a
+    millisecond (1.3-1.6 s for the 241 files of int_change_events at a million messages, against
+    0.1-0.2 s so)."""
     fs = files.fs(root)
     if not fs.exists(root):
         return set()
-    prefix = len(fs.makeQualified(root).toUri().getPath().rstrip("/")) + 1
-    entries = set()
-    listing = fs.listFiles(root, True)
-    while listing.hasNext():
-        status = listing.next()
-        relative = status.getPath().toUri().getPath()[prefix:]
-        if not any(part.startswith(("_", ".")) for part in relative.split("/")):
-            entries.add(f"{relative}:{status.getLen()}")
-    return entries
+    base = fs.makeQualified(root).toString().rstrip("/")
+    jvm: Any = files.spark._jvm
+    entries: set[str] = set()
+    for level in itertools.count(1):
+        statuses = fs.globStatus(files.path(base + "/*" * level))
+        text = jvm.org.apache.commons.lang3.ArrayUtils.toString(statuses) if statuses is not None else ""
+        folders = False
+        for path, is_folder, length in FILE_STATUS.findall(text):
+            relative = path[len(base) + 1 :]
+            if any(part.startswith(("_", ".")) for part in relative.split("/")):
+                continue
+            if is_folder == "true":
+                folders = True
+            else:
+                entries.add(f"{relative}:{length}")
+        if not folders:
+            return entries
+    raise AssertionError("unreachable")
 
 
 def token(entries: set[str]) -> str:
@@ -124,21 +148,31 @@ def token(entries: set[str]) -> str:
 
 def newest_values(spark: SparkSession, files: Any, table: str, root: Any, newest: Newest) -> dict[str | None, int]:
     """`newest` of table `table` (folder `root`): as stored while the table's files are those it was
-    computed from, else queried and stored."""
+    computed from, else queried, and stored if the table has KEEP_FROM_BYTES of data files."""
     text = stored(spark, table).get(newest.key)
-    current = token(file_entries(files, root))
+    entries = file_entries(files, root)
     if text is not None:
         stored_token, values = decode(text)
-        if stored_token == current:
+        if stored_token == token(entries):
             return values
-    store_computed(spark, files, table, root, [newest])
-    return decode(stored(spark, table)[newest.key])[1]
+    values = compute(spark, table, newest)
+    if worth_keeping(entries):
+        store(spark, table, {newest.key: encode(token(entries), values)})
+    elif text is not None:
+        forget(spark, table, [newest.key])
+    return values
+
+
+def worth_keeping(entries: set[str]) -> bool:
+    return sum(int(entry.rsplit(":", 1)[1]) for entry in entries) >= KEEP_FROM_BYTES
 
 
 def store_computed(spark: SparkSession, files: Any, table: str, root: Any, kept: list[Newest]) -> None:
-    """Every value of `kept` computed from table `table` (folder `root`) and stored with it."""
-    current = token(file_entries(files, root))
-    store(spark, table, {newest.key: encode(current, compute(spark, table, newest)) for newest in kept})
+    """Every value of `kept` computed from table `table` (folder `root`) and stored with it, if the
+    table has KEEP_FROM_BYTES of data files."""
+    entries = file_entries(files, root)
+    if worth_keeping(entries):
+        store(spark, table, {newest.key: encode(token(entries), compute(spark, table, newest)) for newest in kept})
 
 
 def carry(
