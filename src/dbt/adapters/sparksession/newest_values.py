@@ -57,16 +57,21 @@ class Newest:
 
     def query(self, table: str) -> str:
         """`group` text (null without a group) and max(`value`) in microseconds, one row per group."""
-        value = f"`{self.value}`"
+        value = quoted_name(self.value)
         if self.group is None:
             return (
                 f"select cast(null as string), unix_micros(max({value})) from {table} having max({value}) is not null"
             )
-        group = f"`{self.group}`"
+        group = quoted_name(self.group)
         return (
             f"select cast({group} as string), unix_micros(max({value})) from {table}"
             f" where {group} is not null and {value} is not null group by {group}"
         )
+
+
+def quoted_name(name: str) -> str:
+    """A column name as a Spark SQL identifier."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 def compute(spark: SparkSession, table: str, newest: Newest) -> dict[str | None, int]:

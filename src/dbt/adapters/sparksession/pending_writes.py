@@ -123,10 +123,10 @@ def table_location(spark: SparkSession, relation: Any) -> str:
 
 def has_rows(spark: SparkSession, relation: Any, depth: int) -> bool:
     """Whether table `relation` (`depth` partition columns) holds a row. A Parquet table's from its
-    files' footers (a listing, then one small read per file until one counts a row), where a Spark
-    job costs 0.4-0.7 s of a run's fixed cost per model (docs/benchmarks.md); other formats by a
-    Spark job. Spark writes no partition folder for a partitioned write without rows, and a file
-    holding the schema and no row for another."""
+    files' footers (a listing, then one small read per file until one counts a row): 0.1-0.2 s for
+    a new table of 3,000 rows in 64 partitions, where a Spark job (`isEmpty`) took 0.4-0.6 s
+    (docs/benchmarks.md); other formats by a Spark job. Spark writes no partition folder for a
+    partitioned write without rows, and a file holding the schema and no row for another."""
     details = table_details(spark, relation)
     if details.get("Provider", "").lower() != "parquet":
         return not spark.table(quoted(relation)).isEmpty()
