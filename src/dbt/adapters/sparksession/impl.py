@@ -132,11 +132,7 @@ class SparkSessionAdapter(SparkAdapter):
         """[group, newest `value` in microseconds] per `group` of table `relation`'s rows (one pair with
         group None without `group`; none for a table without such rows): kept with the table and
         read without a scan while its files are those it was computed from (newest_values)."""
-        session = self._session()
-        files = pending_writes.TableFiles(session)
-        root = files.path(pending_writes.table_location(session, relation))
-        table = pending_writes.quoted(relation)
-        found = newest_values.newest_values(session, files, table, root, newest_values.Newest(group, value))
+        found = newest_values.newest_values(*self._table_files(relation), newest_values.Newest(group, value))
         return [[group, micros] for group, micros in found.items()]
 
     @available
@@ -153,11 +149,7 @@ class SparkSessionAdapter(SparkAdapter):
         computed from the new table and kept with it. '' for inline calls."""
         kept = self._run.kept_newest(invocation_id, relation)
         if kept:
-            session = self._session()
-            files = pending_writes.TableFiles(session)
-            root = files.path(pending_writes.table_location(session, relation))
-            table = pending_writes.quoted(relation)
-            newest_values.store_computed(session, files, table, root, [newest_values.Newest(*pair) for pair in kept])
+            newest_values.store_computed(*self._table_files(relation), [newest_values.Newest(*pair) for pair in kept])
         return ""
 
     @available
@@ -176,6 +168,14 @@ class SparkSessionAdapter(SparkAdapter):
     def clear_unregistered_location(self, relation: BaseRelation) -> bool:
         """Before `create table as`: remove the leftovers of a killed one (pending_writes)."""
         return pending_writes.clear_unregistered_location(self._session(), relation)
+
+    def _table_files(self, relation: BaseRelation) -> tuple[SparkSession, pending_writes.TableFiles, str, Any]:
+        """The session, its file operations, the quoted name and the folder of table `relation`: what
+        newest_values works on."""
+        session = self._session()
+        files = pending_writes.TableFiles(session)
+        root = files.path(pending_writes.table_location(session, relation))
+        return session, files, pending_writes.quoted(relation), root
 
     @property
     def _run(self) -> RunState:
