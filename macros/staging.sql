@@ -54,8 +54,9 @@
         (a correlated subquery was planned as a sort-merge join that shuffled every landed value to
         one task per feed; an uncorrelated one still read them all before the filter). With no new
         landing, the run writes nothing (cdc_skip_write_when_nothing_new). -#}
+    {#- On a full build: kept with the table it writes (cdc_keep_newest), for the first incremental run. #}
+    {%- set held = cdc_held_watermarks('source_name', 'landed_at', new_rows_of=relation, feed_column='feed') %}
     {%- if is_incremental() %}
-        {%- set held = cdc_held_watermarks('source_name', 'landed_at', new_rows_of=relation, feed_column='feed') %}
         {{- cdc_skip_write_when_nothing_new(held.new_rows) }}
     where {{ cdc_landed_after_held(held, 'feed') }}
     {%- endif %}

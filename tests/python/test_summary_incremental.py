@@ -6,6 +6,8 @@ again (every message of it redelivered, its malformed ones included), then a few
 batch 2 again for one feed only (the other feed's rows must be kept as the third run wrote them)
 and, beside them, a feed no model holds yet, stamped before every earlier load.
 dataworks_json sends updates as split halves, so pairing across loads is exercised.
+The tables keep their watermarks as large ones do (newest_values), so the same builds prove the
+kept values through dbt: stored by the full build, carried by appending writes.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from cdc_unify import landing
+from dbt.adapters.sparksession import newest_values
 from harness import _land, comparable, harness_root, run_dbt_statements, table_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -73,25 +77,47 @@ def land_new_feed(out_dir) -> None:
     _land(dialect, records.slice(0, messages), feed, landed_at, replace=False)
 
 
+def recording_queries(compute: Callable[..., Any], queried: list[list[str]]) -> Callable[..., Any]:
+    """newest_values.compute, noting each table it queries in the current run's list."""
+
+    def recording(spark: Any, table: str, newest: newest_values.Newest) -> dict[str | None, int]:
+        queried[-1].append(table.replace("`", ""))
+        return compute(spark, table, newest)
+
+    return recording
+
+
 @pytest.fixture(scope="module")
 def builds() -> dict[str, Any]:
     from cdc_unify.generator.run import generate
 
     out_dir = harness_root() / "summary-workload"
     generate(events=200, seed=23, out_dir=out_dir, dialects=DIALECTS)
-    built_at = []
-    for number, (batch, landed_at, dialects, messages) in enumerate(LOADS):
-        for dialect in dialects:
-            records, _ = landing.parquet_records((out_dir / dialect / f"batch-{batch}.parquet").read_bytes())
-            records = records if messages is None else records.slice(0, messages)
-            _land(dialect, records, f"sum_{dialect}", landed_at, replace=number == 0)
-        if number == len(LOADS) - 1:
-            land_new_feed(out_dir)
-        statements = build(full_refresh=number == 0)
-        built_at.append(built_at_per_feed())
+    built_at, queried = [], []
+    with pytest.MonkeyPatch.context() as patch:
+        # These tables are tiny: they keep their watermarks as large ones do (newest_values), so that
+        # the incremental runs below read them as stored and their output proves the values right.
+        patch.setattr(newest_values, "KEEP_FROM_BYTES", 0)
+        patch.setattr(newest_values, "compute", recording_queries(newest_values.compute, queried))
+        for number, (batch, landed_at, dialects, messages) in enumerate(LOADS):
+            for dialect in dialects:
+                records, _ = landing.parquet_records((out_dir / dialect / f"batch-{batch}.parquet").read_bytes())
+                records = records if messages is None else records.slice(0, messages)
+                _land(dialect, records, f"sum_{dialect}", landed_at, replace=number == 0)
+            if number == len(LOADS) - 1:
+                land_new_feed(out_dir)
+            queried.append([])
+            statements = build(full_refresh=number == 0)
+            built_at.append(built_at_per_feed())
     incremental = summaries()
     build(full_refresh=True)
-    return {"incremental": incremental, "full_refresh": summaries(), "built_at": built_at, "last_run": statements}
+    return {
+        "incremental": incremental,
+        "full_refresh": summaries(),
+        "built_at": built_at,
+        "last_run": statements,
+        "queried": queried,
+    }
 
 
 @pytest.mark.parametrize("name", sorted(SUMMARIES))
@@ -136,3 +162,28 @@ def test_new_rows_are_read_by_their_feeds_alone(builds) -> None:
         assert f"source_name = '{NEW_FEED[1]}'" in model or f"feed = '{NEW_FEED[1]}'" in model, name
         assert "landed_at > timestamp_micros(" in model, name
         assert f"= '{UNTOUCHED_FEED}' and landed_at" not in model and " not in (" not in model, name
+
+
+# Models whose incremental writes only add files: each carries its kept watermark through every
+# write (newest_values.carry), so after the full build stored it, no run queries the model's table.
+# (A write that replaces partitions, such as cdc_feed_health's per-feed rows, drops the value and
+# its next run queries the table once.)
+APPENDING = [f"{SCHEMA}_staging.stg_{dialect}__changes" for dialect in DIALECTS] + [
+    f"{SCHEMA}_intermediate.int_staged_events",
+    f"{SCHEMA}_intermediate.int_quarantine",
+    f"{SCHEMA}.cdc_dead_letters",
+]
+
+
+def test_a_full_build_keeps_the_watermarks_and_appending_runs_carry_them(builds) -> None:
+    """The full build stores every watermark its models will ask for with their tables, so the
+    first incremental run queries none of them; the appending models' runs carry theirs from the
+    rows they add (their pending tables are queried, never the model's table); and the runs' output
+    equals a full refresh (test_incremental_equals_full_refresh), so the kept values were right."""
+    full_build, *incremental = builds["queried"]
+    assert set(APPENDING) <= set(full_build), "the full build did not keep every appending model's watermark"
+    assert incremental[0] == [table for table in incremental[0] if table.endswith("__dbt_pending")]
+    for run in incremental:
+        assert not set(APPENDING) & set(run), run
+    carried = {table.removesuffix("__dbt_pending") for run in incremental for table in run}
+    assert set(APPENDING) <= carried, "an appending model's write did not carry its watermark"
