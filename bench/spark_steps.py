@@ -302,6 +302,7 @@ def table_digest(table: DataFrame, without: tuple[str, ...] = ("built_at",)) -> 
 LIVE_ROWS = {
     "int_row_changes": (("table_key", "unit_identity"), "action_id"),
     "int_row_versions": (("table_key", "unit_identity"), "version_id"),
+    "int_current_rows": (("table_key", "unit_identity"), "version_id"),
 }
 
 

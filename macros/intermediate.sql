@@ -432,6 +432,48 @@ units_{{ suffix }} as (
     where built_at <=> build_built_at and {{ live.present }} is not null
 {%- endmacro %}
 
+{% macro cdc_rebuilt_identities(builds, built_since) -%}
+    {#- The identities (table_key, identity) of the builds an appending model's input (`builds`,
+        int_row_changes or int_row_versions) appended since this model last wrote (`built_since`,
+        cdc_built_since's predicate), vacated ones included: each gets a new build here. -#}
+    select distinct
+        table_key,
+        unit_identity as identity
+    from {{ builds }}
+    where {{ built_since }}
+{%- endmacro %}
+
+{% macro cdc_stored_live_rows(builds, live) -%}
+    {#- The live rows of an appending model's table (`builds`: a CTE that reads it; `live`: its config
+        live_rows), for a view of them (cdc_row_history, cdc_current_rows): a compacted row
+        (build_tier base) is live when its build key has no appended build, an appended one when
+        its build is the key's newest. A compaction leaves one build per key in base, older than
+        any appended one, so only the appended builds (bounded by var cdc_compact_share of the
+        compacted ones) are aggregated, and no window stands between a reader's filters (a data
+        test's built_at, an analyst's table_name) and the Parquet scan. -#}
+    {%- set matches = [] -%}
+    {%- for column in live.build_key -%}
+        {%- do matches.append(builds ~ '.' ~ column ~ ' = newest_appended_builds.' ~ column) -%}
+    {%- endfor %}
+    select {{ builds }}.*
+    from {{ builds }}
+    left join (
+        select
+            {{ live.build_key | join(', ') }},
+            max(built_at) as built_at
+        from {{ builds }}
+        where build_tier = 'delta'
+        group by {{ live.build_key | join(', ') }}
+    ) as newest_appended_builds
+        on {{ matches | join(' and ') }}
+    where
+        {{ builds }}.{{ live.present }} is not null
+        and case
+            when {{ builds }}.build_tier = 'base' then newest_appended_builds.built_at is null
+            else {{ builds }}.built_at = newest_appended_builds.built_at
+        end
+{%- endmacro %}
+
 {% macro cdc_built_at() -%}
     {#- When this dbt invocation started (UTC), as a timestamp literal. Every model stamps the rows it
         writes with it (column built_at), so the data tests of an incremental run check what that

@@ -24,7 +24,10 @@
     {%- endif -%}
     {%- set base = '(select * from ' ~ source ~ ' as cdc_tested where ' ~ where ~ ')' if where else source -%}
     {%- set newest = cdc_test_newest_built_at(relation) if scoped_run else none -%}
-    {%- set keys = cdc_test_scope_keys(model.test_metadata) if scoped_run and not live else none -%}
+    {#- Rows one run wrote are whole builds of their keys (a model that appends builds, or a view
+        of such a model's live rows): a key test needs no other row. -#}
+    {%- set whole_builds = live or cdc_test_shows_live_builds() -%}
+    {%- set keys = cdc_test_scope_keys(model.test_metadata) if scoped_run and not whole_builds else none -%}
     {%- set matches = [] -%}
     {%- for key in keys or [] -%}
         {%- do matches.append('cdc_scoped_rows.' ~ key ~ ' <=> cdc_touched_keys.' ~ key) -%}
@@ -117,6 +120,17 @@
         appends builds and whose live rows are the newest build of each key), none for any other. -#}
     {%- set tested = graph.nodes.get(model.attached_node) if execute and model.attached_node else none -%}
     {{ return(tested.config.get('live_rows') if tested is not none else none) }}
+{%- endmacro %}
+
+{% macro cdc_test_shows_live_builds() -%}
+    {#- Whether the model the compiling test checks is a view of an appending model's live rows
+        (config shows_live_builds, e.g. cdc_row_history, cdc_current_rows and the typed marts): it
+        shows each build key's rows of one build, stamped with that build's built_at, so the rows
+        of the last run are the whole live rows of the keys it touched, and a key test whose key
+        lies within one build key (a row identity, a version of one) needs no semi join over
+        the view. -#}
+    {%- set tested = graph.nodes.get(model.attached_node) if execute and model.attached_node else none -%}
+    {{ return(tested is not none and tested.config.get('shows_live_builds', false)) }}
 {%- endmacro %}
 
 {% macro cdc_test_scope() -%}

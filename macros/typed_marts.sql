@@ -609,9 +609,10 @@ from typed
 {%- endmacro %}
 
 {% macro cdc_typed_current(entity_name) -%}
-    {#- `<entity>_current`: a table, one row per live source row, rebuilt from cdc_current_rows by a
-        run that changed it. -#}
-    {{ config(materialized='table') }}
+    {#- `<entity>_current`: a view over cdc_current_rows, one row per live source row. A view, as
+        `<entity>_history`: a table would be rebuilt whole by every run that changed a row, and the
+        casts are cheap next to reading the rows. -#}
+    {{ config(materialized='view', shows_live_builds=true) }}
     {{ cdc_typed_model(entity_name, 'current', ref('cdc_current_rows')) }}
 {%- endmacro %}
 
@@ -621,7 +622,7 @@ from typed
         nothing twice and always shows the history as it is now (it is incremental, its partitions
         rewritten in place); the casts are cheap next to the history's windows.
     -#}
-    {{ config(materialized='view') }}
+    {{ config(materialized='view', shows_live_builds=true) }}
     {{ cdc_typed_model(entity_name, 'history', ref('cdc_row_history')) }}
 {%- endmacro %}
 

@@ -69,11 +69,7 @@ with row_change_builds as (
     -- The identities int_row_changes rebuilt since this model last wrote, vacated ones included (a
     -- keyless identity is an image's hash, shared by its numbered copies): each gets a new build.
     rebuilt_identities as (
-        select distinct
-            table_key,
-            unit_identity as identity
-        from row_change_builds
-        where {{ built_since }}
+        {{ cdc_rebuilt_identities('row_change_builds', built_since) }}
     ),
 {% else %}
     row_changes as (

@@ -1,6 +1,20 @@
-{#- The live rows of every source table now: the current, not deleted versions of cdc_row_history. -#}
-with row_history as (
-    select * from {{ ref('cdc_row_history') }}
+{#-
+    The live rows of every source table now (grain: one existing row): the current, not deleted
+    versions of cdc_row_history. A view of the live rows of int_current_rows, which stores them as
+    builds (a run appends the current row of each identity it rebuilt), so no run rewrites the
+    rows it keeps. What a query reads: the table_key, unit_identity and built_at of the appended
+    builds (cdc_stored_live_rows, bounded by var cdc_compact_share of the compacted ones) and the
+    current rows it selects, its filters applied by the Parquet scan: one row per live source row,
+    not the history.
+-#}
+{{ config(materialized='view', shows_live_builds=true) }}
+
+with current_row_builds as (
+    select * from {{ ref('int_current_rows') }}
+),
+
+live_rows as (
+    {{ cdc_stored_live_rows('current_row_builds', cdc_row_version_builds()) }}
 )
 
 select
@@ -15,10 +29,9 @@ select
     row_identity,
     row_values,
     row_values_json,
-    valid_from as last_changed_at,
-    op as last_op,
-    event_id as last_event_id,
+    last_changed_at,
+    last_op,
+    last_event_id,
     version_id,
     built_at
-from row_history
-where is_current and not is_deleted
+from live_rows

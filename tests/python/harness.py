@@ -321,8 +321,10 @@ def comparable(rows: list[dict[str, Any]], without: tuple[str, ...] = ("built_at
 # Models that append builds of row identities (config live_rows, docs/semantics.md): each
 # identity's newest build (build key) is its live rows, older builds are superseded, a row without
 # its PRESENT column stands for an empty build.
-BUILD_KEYS = {"int_row_changes": ("table_key", "unit_identity"), "int_row_versions": ("table_key", "unit_identity")}
-PRESENT = {"int_row_changes": "action_id", "int_row_versions": "version_id"}
+BUILD_KEYS = {
+    name: ("table_key", "unit_identity") for name in ("int_row_changes", "int_row_versions", "int_current_rows")
+}
+PRESENT = {"int_row_changes": "action_id", "int_row_versions": "version_id", "int_current_rows": "version_id"}
 
 
 def live_rows(name: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ FEED = "ckafka_keys"
 SCHEMA = "cdc_ckafka_keys"
 LANDED_AT = dt.datetime(2024, 7, 1, 1, tzinfo=dt.UTC)
 MODELS = ("stg_ckafka_json__changes", "int_staged_events", "int_change_events", "int_row_changes", "int_row_versions",
-          "cdc_row_history", "cdc_current_rows")  # fmt: skip
+          "int_current_rows", "cdc_row_history", "cdc_current_rows")  # fmt: skip
 
 
 def row(type_code: str, time: str, pos: int, new: dict | None, old: dict | None) -> bytes:

@@ -124,7 +124,7 @@ class KillPoint:
 
 KILL_POINTS = (
     KillPoint("first_build_intermediate_write", True, "int_change_events", "write"),
-    KillPoint("marts_table_write", False, "cdc_current_rows", "write"),
+    KillPoint("intermediate_int_current_rows_write", False, "int_current_rows", "write"),
     KillPoint("intermediate_int_change_events_write", False, "int_change_events", "write"),
     KillPoint("intermediate_int_row_changes_write", False, "int_row_changes", "write"),
     KillPoint("staging_python_model", False, "stg_debezium_json__changes", "start", 2.0),

@@ -75,7 +75,7 @@ def quiet_run() -> dict[str, list[str]]:
 
 def test_a_run_with_nothing_new_runs_no_model_query(quiet_run: dict[str, list[str]]) -> None:
     incremental = [STAGING, "int_staged_events", "int_change_events", "int_quarantine", "int_schema_registry"]
-    incremental += ["int_row_changes", "int_row_versions"]
+    incremental += ["int_row_changes", "int_row_versions", "int_current_rows"]
     incremental += ["cdc_feed_health", "cdc_schema_changes", "cdc_dead_letters"]
     incremental += ["cdc_dead_letter_counts"]
     for model in incremental:

@@ -9,7 +9,8 @@ each test with exactly the failing rows counted by hand below: the second run's 
 but for a key invariant the older rows of the keys the second run touched too; all of them in the
 full check. A scope that were off, or that checked the new rows without their keys' older rows,
 gives other counts. A third model appends builds of keys (config live_rows): its tests count the
-live rows' failures only, never a superseded build's or a vacancy row's. A view over the first
+live rows' failures only, never a superseded build's or a vacancy row's. A view of its live rows
+(config shows_live_builds) is scoped to the last run's rows without a semi join: they are whole builds. A view over the first
 model is scoped as its parent wrote: in a build that re-creates it with its former SQL, by what
 the parent wrote (no query); otherwise by its newest built_at, read with one query.
 """
@@ -115,6 +116,8 @@ EXPECTED = {
     "builds_action_not_null": Expected(0, 0),
     "builds_status_ok": Expected(1, 2),
     "builds_action_unique": Expected(1, 2),
+    # A view of the builds' live rows (config shows_live_builds): the same rows, so the same counts.
+    "live_view_action_unique": Expected(1, 2),
 }
 
 MODELS = {
@@ -138,6 +141,12 @@ MODELS = {
         "{{ config(materialized='view') }}\n"
         "select id, status, built_at from {{ ref('marked_rows') }}\n"
         "where coalesce(id, '') <> '{{ var('hidden_id', '0') }}'\n"
+    ),
+    "marked_builds_live": (
+        "{{ config(materialized='view', shows_live_builds=true) }}\n"
+        "select build_key, action_id, status, built_at\n"
+        "from ({{ cdc_live_rows(ref('marked_builds'), {'build_key': ['build_key'], 'present': 'action_id'}) }})"
+        " as live\n"
     ),
     "unmarked": "select id from {{ source('fixture', 'scope_rows') }} where batch <= {{ var('batch', 1) }}\n",
     "parents": "select 'p1' as parent_id union all select 'p2' as parent_id\n",
@@ -204,6 +213,15 @@ def models_yaml() -> dict[str, Any]:
                 "name": "marked_builds",
                 "columns": build_columns,
                 "data_tests": [named("expression_is_true", "builds_status_ok", expression="status = 'ok'")],
+            },
+            {
+                "name": "marked_builds_live",
+                "columns": [
+                    {"name": "build_key"},
+                    {"name": "action_id", "data_tests": [named("unique", "live_view_action_unique")]},
+                    {"name": "status"},
+                    {"name": "built_at"},
+                ],
             },
             {
                 "name": "unmarked",
@@ -295,6 +313,17 @@ def test_a_scoped_test_checks_what_the_last_run_wrote_and_the_switch_checks_all(
     # `dbt test` without the var is the default scope, the one every build runs.
     result = fixture_dbt("test") if scope == "last_run" else fixture_dbt("test", dbt_vars="{cdc_test_scope: all}")
     assert failures(result) == {name: getattr(expected, scope) for name, expected in EXPECTED.items()}
+
+
+@pytest.mark.spark
+def test_a_key_test_of_a_view_of_live_builds_reads_the_last_runs_rows_alone(fixture_dbt: FixtureDbt) -> None:
+    """A key test scoped to the last run reads every row of the keys it touched: a semi join over
+    the tested model. A view of live builds (shows_live_builds) shows each key's rows of one build
+    with that build's stamp, so the last run's rows are already all of them: no semi join."""
+    tests = {r.node.name: r.node.compiled_code for r in fixture_dbt("test").result.results}
+    assert "cdc_touched_keys" in tests["rows_id_unique"]
+    assert "cdc_touched_keys" not in tests["live_view_action_unique"]
+    assert "built_at = timestamp" in tests["live_view_action_unique"]
 
 
 @pytest.mark.spark
