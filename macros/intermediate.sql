@@ -445,33 +445,32 @@ units_{{ suffix }} as (
 
 {% macro cdc_stored_live_rows(builds, live) -%}
     {#- The live rows of an appending model's table (`builds`: a CTE that reads it; `live`: its config
-        live_rows), for a view of them (cdc_row_history, cdc_current_rows): a compacted row
-        (build_tier base) is live when its build key has no appended build, an appended one when
-        its build is the key's newest. A compaction leaves one build per key in base, older than
-        any appended one, so only the appended builds (bounded by var cdc_compact_share of the
-        compacted ones) are aggregated, and no window stands between a reader's filters (a data
-        test's built_at, an analyst's table_name) and the Parquet scan. -#}
+        live_rows), for a view of them (cdc_row_history, cdc_current_rows): the rows of a build
+        key no appended build (build_tier delta, vacancy rows included) of a later built_at
+        supersedes. A compaction leaves one build per key in base, older than any appended one,
+        so this is each key's newest build. Written as an anti join on the build key and
+        `built_at >` rather than against each key's newest built_at (an aggregate): a reader's
+        filter on built_at then reaches both sides. A data test of the last run's rows
+        (`built_at = <its start>`) reads no appended row (Spark infers `built_at > <its start>` for
+        them, which every file's statistics rule out) instead of aggregating every appended build
+        per test; an analyst's filter (a table_name) reaches the Parquet scan, as no window stands
+        between it and the table. -#}
     {%- set matches = [] -%}
     {%- for column in live.build_key -%}
-        {%- do matches.append(builds ~ '.' ~ column ~ ' = newest_appended_builds.' ~ column) -%}
+        {%- do matches.append('newer_builds.' ~ column ~ ' = ' ~ builds ~ '.' ~ column) -%}
     {%- endfor %}
     select {{ builds }}.*
     from {{ builds }}
-    left join (
-        select
-            {{ live.build_key | join(', ') }},
-            max(built_at) as built_at
-        from {{ builds }}
-        where build_tier = 'delta'
-        group by {{ live.build_key | join(', ') }}
-    ) as newest_appended_builds
-        on {{ matches | join(' and ') }}
     where
         {{ builds }}.{{ live.present }} is not null
-        and case
-            when {{ builds }}.build_tier = 'base' then newest_appended_builds.built_at is null
-            else {{ builds }}.built_at = newest_appended_builds.built_at
-        end
+        and not exists (
+            select 1
+            from {{ builds }} as newer_builds
+            where
+                newer_builds.build_tier = 'delta'
+                and {{ matches | join(' and ') }}
+                and newer_builds.built_at > {{ builds }}.built_at
+        )
 {%- endmacro %}
 
 {% macro cdc_built_at() -%}

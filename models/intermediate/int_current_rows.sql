@@ -11,7 +11,7 @@
     a run reads and writes the rows of the identities it rebuilds and of the buckets it compacts,
     never the current rows it keeps. A run with nothing new counts the versions built since and
     reads and writes nothing else. A full build reads the live versions of int_row_versions
-    through the same narrow aggregate as cdc_row_history, without a window over the history.
+    as cdc_row_history does (cdc_stored_live_rows), without a window over the history.
 -#}
 {{ config(**cdc_appended_builds_config(cdc_row_version_builds())) }}
 

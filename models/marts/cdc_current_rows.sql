@@ -3,7 +3,8 @@
     versions of cdc_row_history. A view of the live rows of int_current_rows, which stores them as
     builds (a run appends the current row of each identity it rebuilt), so no run rewrites the
     rows it keeps. What a query reads: the table_key, unit_identity and built_at of the appended
-    builds (cdc_stored_live_rows, bounded by var cdc_compact_share of the compacted ones) and the
+    builds newer than the rows it selects (cdc_stored_live_rows: an anti join, bounded by var
+    cdc_compact_share of the compacted ones; none for a data test of the last run's rows) and the
     current rows it selects, its filters applied by the Parquet scan: one row per live source row,
     not the history.
 -#}

@@ -5,11 +5,12 @@
     table at instant T.
     A view: int_row_versions appends a build of each identity a run rebuilds, so a stored table of
     the live versions would be rewritten whole by every run. Which build of an identity is live
-    comes from one narrow aggregate (cdc_stored_live_rows). What a query reads: the table_key,
-    unit_identity and built_at of the appended builds (bounded by var cdc_compact_share of the
-    compacted ones), and the versions it selects, its filters (e.g. a data test's built_at, an
-    analyst's table_name) applied by the Parquet scan, as no window stands between them and the
-    table.
+    comes from an anti join with the narrow columns of the appended builds (cdc_stored_live_rows).
+    What a query reads: the table_key, unit_identity and built_at of the appended builds newer
+    than the rows it selects (bounded by var cdc_compact_share of the compacted ones; none for a
+    data test of the last run's rows), and the versions it selects, its filters (e.g. a data
+    test's built_at, an analyst's table_name) applied by the Parquet scan, as no window stands
+    between them and the table.
 -#}
 {{ config(materialized='view', shows_live_builds=true) }}
 
