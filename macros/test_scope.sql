@@ -28,6 +28,7 @@
         of such a model's live rows): a key test needs no other row. -#}
     {%- set whole_builds = live or cdc_test_shows_live_builds() -%}
     {%- set keys = cdc_test_scope_keys(model.test_metadata) if scoped_run and not whole_builds else none -%}
+    {%- set broadcast = keys is not none and cdc_test_broadcasts_keys(relation, newest) -%}
     {%- set matches = [] -%}
     {%- for key in keys or [] -%}
         {%- do matches.append('cdc_scoped_rows.' ~ key ~ ' <=> cdc_touched_keys.' ~ key) -%}
@@ -39,7 +40,7 @@
             (select * from {{ base }} as cdc_scoped_rows where built_at = {{ newest }})
         {%- else -%}
             (
-                select cdc_scoped_rows.*
+                select {{ cdc_broadcast_keys(['cdc_touched_keys'], broadcast) }} cdc_scoped_rows.*
                 from {{ base }} as cdc_scoped_rows
                 left semi join (
                     select distinct {{ keys | join(', ') }}
@@ -78,6 +79,20 @@
     {%- endif -%}
     {%- set micros = adapter.newest_built_at_micros(invocation_id, relation) -%}
     {{ return('cast(null as timestamp)' if micros is none else 'timestamp_micros(' ~ (micros | int) ~ ')') }}
+{%- endmacro %}
+
+{% macro cdc_test_broadcasts_keys(relation, newest) -%}
+    {#- Whether a key test broadcasts the keys the last run wrote (cdc_touched_keys) to its scan of
+        the tested relation, decided as the models decide (cdc_may_broadcast): yes while the rows
+        that run stamped (`newest`: its built_at) are at most var cdc_broadcast_key_limit. Known
+        without a query for a write of this invocation (adapter.rows_of_last_write). Broadcast, each
+        stored key is looked up where it is read; shuffled, every stored key of the relation is
+        sorted to meet the few new ones (docs/testing.md). -#}
+    {%- set limit = var('cdc_broadcast_key_limit', 500000) | int -%}
+    {%- if limit <= 0 -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {{ return(adapter.rows_of_last_write(invocation_id, relation, newest) <= limit) }}
 {%- endmacro %}
 
 {% macro cdc_view_wrote_via_parents(node) -%}

@@ -157,18 +157,21 @@ def test_an_empty_write_adds_no_file(partitioned: bool) -> None:
     spark.sql(f"create table {SCHEMA}.pending using parquet as select * from {SCHEMA}.target where false")
     before = set(spark.table(f"{SCHEMA}.target").inputFiles())
     layout = pending_writes.Layout(("bucket",) if partitioned else ())
-    assert not pending_writes.apply_written(spark, relation("pending"), relation("target"), layout)
+    assert pending_writes.apply_written(spark, relation("pending"), relation("target"), layout) == 0
     spark.sql(f"refresh table {SCHEMA}.target")
     assert set(spark.table(f"{SCHEMA}.target").inputFiles()) == before
     assert rows("target") == as_rows(TARGET)
     assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
 
 
-def test_a_written_write_with_rows_is_applied() -> None:
+def test_a_written_write_with_rows_is_applied_and_counted() -> None:
+    """The count (from the written files' footers) tells the data tests how many keys to look up."""
     spark = spark_session()
     create("target", TARGET, partitioned=True)
     create("pending", PENDING, partitioned=True)
-    assert pending_writes.apply_written(spark, relation("pending"), relation("target"), BUCKETS_REPLACED)
+    assert pending_writes.apply_written(spark, relation("pending"), relation("target"), BUCKETS_REPLACED) == len(
+        PENDING
+    )
     assert rows("target") == expected(replace=True)
     assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
 

@@ -23,11 +23,13 @@ def test_a_nothing_new_mark_is_taken_once_and_only_for_its_model() -> None:
 
 def test_writes_are_remembered_per_invocation() -> None:
     state = RunState()
-    state.record_write("run-1", relation("stg_a"), rows=False)
-    state.record_write("run-1", relation("stg_b"), rows=True)
+    state.record_write("run-1", relation("stg_a"), rows=0)
+    state.record_write("run-1", relation("stg_b"), rows=3)
     assert state.wrote_rows("run-1", relation("stg_a")) is False
     assert state.wrote_rows("run-1", relation("stg_b")) is True
+    assert state.written_rows("run-1", relation("stg_b")) == 3
     assert state.wrote_rows("run-1", relation("stg_c")) is None
+    assert state.written_rows("run-1", relation("stg_c")) is None
     state.mark_nothing_new("run-1", relation("stg_c"))
     # Another invocation in the same process (dbt's Python API) starts from nothing.
     assert state.wrote_rows("run-2", relation("stg_b")) is None
@@ -50,9 +52,30 @@ def test_the_newest_built_at_is_queried_once_per_relation_until_it_is_written() 
     assert state.newest_built_at("run-1", relation("empty"), query("empty", None)) is None
     assert state.newest_built_at("run-1", relation("empty"), query("empty", 1)) is None
     assert queries == ["history", "empty"]
-    state.record_write("run-1", relation("cdc_row_history"), rows=True)
+    state.record_write("run-1", relation("cdc_row_history"), rows=2)
     assert state.newest_built_at("run-1", relation("cdc_row_history"), query("history", 7)) == 7
     assert state.newest_built_at("run-2", relation("cdc_row_history"), query("history", 8)) == 8
+
+
+def test_rows_of_a_relation_are_counted_once_until_it_is_written_and_apart_from_its_newest_built_at() -> None:
+    state = RunState()
+    counts: list[int] = []
+
+    def count(rows: int):
+        def run() -> int:
+            counts.append(rows)
+            return rows
+
+        return run
+
+    assert state.newest_built_at("run-1", relation("cdc_change_events"), lambda: 9) == 9
+    assert state.counted_rows("run-1", relation("cdc_change_events"), count(4)) == 4
+    assert state.counted_rows("run-1", relation("cdc_change_events"), count(5)) == 4
+    assert state.newest_built_at("run-1", relation("cdc_change_events"), lambda: 10) == 9
+    state.record_write("run-1", relation("cdc_change_events"), rows=6)
+    assert state.counted_rows("run-1", relation("cdc_change_events"), count(7)) == 7
+    assert state.counted_rows("run-2", relation("cdc_change_events"), count(8)) == 8
+    assert counts == [4, 7, 8]
 
 
 def test_concurrent_callers_wait_for_the_one_query_of_a_relation() -> None:

@@ -327,6 +327,21 @@ def test_a_key_test_of_a_view_of_live_builds_reads_the_last_runs_rows_alone(fixt
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize(("limit", "broadcast"), [(4, True), (3, False), (0, False)])
+def test_a_key_test_broadcasts_the_touched_keys_up_to_the_limit(
+    fixture_dbt: FixtureDbt, limit: int, broadcast: bool
+) -> None:
+    """The second run stamped 4 rows of marked_rows (counted by a query here: `dbt run` and
+    `dbt test` are two invocations). Up to var cdc_broadcast_key_limit the keys they carry are
+    broadcast to the scan of the table; above it, or with the limit 0, they are shuffled. The
+    test finds the same failing key either way."""
+    result = fixture_dbt("test", "--select", "rows_id_unique", dbt_vars=f"{{cdc_broadcast_key_limit: {limit}}}")
+    (run,) = result.result.results
+    assert ("broadcast(cdc_touched_keys)" in run.node.compiled_code) is broadcast
+    assert run.failures == EXPECTED["rows_id_unique"].last_run
+
+
+@pytest.mark.spark
 def test_an_unknown_scope_is_an_error(fixture_dbt: FixtureDbt) -> None:
     result = dbtRunner().invoke(
         ["test", "--select", "rows_id_not_null", "--project-dir", str(fixture_dbt.root)]

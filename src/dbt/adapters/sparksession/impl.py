@@ -52,9 +52,9 @@ class SparkSessionAdapter(SparkAdapter):
     @available
     def apply_written(
         self, invocation_id: str, pending: BaseRelation, target: BaseRelation, layout: dict[str, Any]
-    ) -> bool:
+    ) -> int:
         """Apply the pending write a run has just made (pending_writes.apply_written) and remember
-        for the invocation's data tests whether it had rows."""
+        for the invocation's data tests how many rows it had."""
         rows = pending_writes.apply_written(self._session(), pending, target, pending_writes.Layout.of(layout))
         self._run.record_write(invocation_id, target, rows)
         return rows
@@ -72,13 +72,13 @@ class SparkSessionAdapter(SparkAdapter):
         remembered as a write without rows."""
         skipped = self._run.take_nothing_new(invocation_id, relation)
         if skipped:
-            self._run.record_write(invocation_id, relation, False)
+            self._run.record_write(invocation_id, relation, 0)
         return skipped
 
     @available
     def record_unchanged(self, invocation_id: str, relation: BaseRelation) -> str:
         """A table or view this invocation left as it was (unchanged.sql); '' for inline calls."""
-        self._run.record_write(invocation_id, relation, False)
+        self._run.record_write(invocation_id, relation, 0)
         return ""
 
     @available
@@ -100,6 +100,21 @@ class SparkSessionAdapter(SparkAdapter):
         """Whether this invocation's write of `relation` had rows: False also for a table or view it
         left unchanged; None: this invocation did not materialise it."""
         return self._run.wrote_rows(invocation_id, relation)
+
+    @available
+    def rows_of_last_write(self, invocation_id: str, relation: BaseRelation, built_at: str) -> int:
+        """How many rows of `relation` the last write stamped (`built_at`: that write's built_at, a
+        SQL expression): the count of this invocation's write of it when it made one, else counted
+        once per relation and invocation (a view, a table its materialization rebuilt)."""
+        written = self._run.written_rows(invocation_id, relation)
+        if written is not None:
+            return written
+
+        def query() -> int:
+            sql = f"select count(*) from {pending_writes.quoted(relation)} where built_at = {built_at}"
+            return int(self._session().sql(sql).collect()[0][0])
+
+        return self._run.counted_rows(invocation_id, relation, query)
 
     @available
     def record_view(self, invocation_id: str, relation: BaseRelation, same_sql: bool) -> str:

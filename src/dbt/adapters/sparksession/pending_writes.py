@@ -121,19 +121,19 @@ def table_location(spark: SparkSession, relation: Any) -> str:
     return table_details(spark, relation)["Location"]
 
 
-def has_rows(spark: SparkSession, relation: Any, depth: int) -> bool:
-    """Whether table `relation` (`depth` partition columns) holds a row. A Parquet table's from its
-    files' footers (a listing, then one small read per file until one counts a row): 0.1-0.2 s for
-    a new table of 3,000 rows in 64 partitions, where a Spark job (`isEmpty`) took 0.4-0.6 s
-    (docs/benchmarks.md); other formats by a Spark job. Spark writes no partition folder for a
-    partitioned write without rows, and a file holding the schema and no row for another."""
+def row_count(spark: SparkSession, relation: Any, depth: int) -> int:
+    """The rows of table `relation` (`depth` partition columns). A Parquet table's from its files'
+    footers (a listing, then one small read per file), where a Spark job (`isEmpty`) took 0.4-0.6 s
+    for a new table of 3,000 rows in 64 partitions (docs/benchmarks.md); other formats by a Spark
+    job. Spark writes no partition folder for a partitioned write without rows, and a file holding
+    the schema and no row for another."""
     details = table_details(spark, relation)
     if details.get("Provider", "").lower() != "parquet":
-        return not spark.table(quoted(relation)).isEmpty()
+        return spark.table(quoted(relation)).count()
     files = TableFiles(spark)
     root = files.path(details["Location"])
-    return any(
-        files.parquet_rows(status.getPath()) > 0
+    return sum(
+        files.parquet_rows(status.getPath())
         for partition in files.leaves(root, depth)
         for status in files.data_files(files.partition_folder(root, partition))
     )
@@ -211,19 +211,20 @@ def apply_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout
     return True
 
 
-def apply_written(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> bool:
+def apply_written(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> int:
     """apply_pending for the pending table a run has just written (none of its files moved yet);
-    True if it had rows. One without rows is dropped: Spark writes a file even for no rows (one
+    returns its rows. One without rows is dropped: Spark writes a file even for no rows (one
     holding the schema), and moved in it would add a file to the table on every run with nothing
     new, which every later read lists. The metastore is told of partitions only when the write
     made a new one: `recover partitions` lists every file of the table, a cost that grows with its
     history, while a partition folder that existed before the move is registered already."""
-    if not has_rows(spark, pending, len(layout.partition_by)):
+    rows = row_count(spark, pending, len(layout.partition_by))
+    if rows == 0:
         spark.sql(f"drop table {quoted(pending)}")
-        return False
+        return 0
     added_a_partition = move_pending(spark, pending, target, layout)
     finish(spark, pending, target, recover=added_a_partition)
-    return True
+    return rows
 
 
 def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> bool:

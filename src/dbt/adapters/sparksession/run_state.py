@@ -5,15 +5,16 @@ that run after them (dbt runs nodes in threads: every access holds the lock).
   materialization then writes nothing and runs no query. Their SQL would read and write nothing
   anyway, but Spark would still analyse, plan and start the whole plan over empty inputs, seconds
   a model on every run.
-- Whether each incremental write of the invocation had rows: the data tests of a model this
-  invocation ran know what it wrote without a query (macros/test_scope.sql).
+- How many rows each incremental write of the invocation had: the data tests of a model this
+  invocation ran know what it wrote without a query, and whether the keys a key test looks up
+  are few enough to broadcast (macros/test_scope.sql).
 - The views it re-created with the SQL they had: their rows are their parents' rows, so what a
   parent wrote tells their data tests what to check, without a query (macros/test_scope.sql).
 - The newest values (newest_values) each model asked for of its table while it compiled for a
   full build: its materialization keeps them with the table it writes, so that its first
   incremental run reads them without a scan.
-- The newest built_at of every relation a data test scopes: one query per relation, not one per
-  test (a model has up to twenty tests, which compile concurrently: the later ones wait for the
+- The newest built_at of every relation a data test scopes, and the rows stamped with it where
+  no write of the invocation counted them: one query per relation, not one per test (a model has up to twenty tests, which compile concurrently: the later ones wait for the
   first one's query).
 
 State of an earlier invocation in the same process (dbt's Python API) is dropped when a call names
@@ -36,8 +37,9 @@ class RunState:
         self._lock = threading.Lock()
         self._invocation: str | None = None
         self._nothing_new: set[str] = set()
-        self._wrote_rows: dict[str, bool] = {}
+        self._wrote_rows: dict[str, int] = {}
         self._newest_built_at: dict[str, int | None] = {}
+        self._counted_rows: dict[str, int | None] = {}
         self._querying: dict[str, threading.Lock] = {}
         self._views_following: set[str] = set()
         self._kept: dict[str, set[tuple[str | None, str]]] = {}
@@ -48,6 +50,7 @@ class RunState:
             self._nothing_new.clear()
             self._wrote_rows.clear()
             self._newest_built_at.clear()
+            self._counted_rows.clear()
             self._querying.clear()
             self._views_following.clear()
             self._kept.clear()
@@ -77,14 +80,21 @@ class RunState:
             self._of(invocation_id)
             return sorted(self._kept.get(relation_key(relation), ()), key=str)
 
-    def record_write(self, invocation_id: str, relation: Any, rows: bool) -> None:
+    def record_write(self, invocation_id: str, relation: Any, rows: int) -> None:
+        """This invocation wrote `rows` rows of `relation` (0: it left it as it was)."""
         with self._lock:
             self._of(invocation_id)
             self._wrote_rows[relation_key(relation)] = rows
             self._newest_built_at.pop(relation_key(relation), None)
+            self._counted_rows.pop(relation_key(relation), None)
 
     def wrote_rows(self, invocation_id: str, relation: Any) -> bool | None:
         """Whether this invocation's incremental write of `relation` had rows; None: no such write."""
+        written = self.written_rows(invocation_id, relation)
+        return None if written is None else written > 0
+
+    def written_rows(self, invocation_id: str, relation: Any) -> int | None:
+        """The rows this invocation's write of `relation` had; None: no such write."""
         with self._lock:
             self._of(invocation_id)
             return self._wrote_rows.get(relation_key(relation))
@@ -108,17 +118,25 @@ class RunState:
     def newest_built_at(self, invocation_id: str, relation: Any, query: Callable[[], int | None]) -> int | None:
         """`query()` (the relation's newest built_at in microseconds), run once per relation: a
         caller that comes while it runs waits for its answer."""
+        return self._once(invocation_id, relation, self._newest_built_at, query)
+
+    def counted_rows(self, invocation_id: str, relation: Any, query: Callable[[], int]) -> int:
+        """`query()` (the rows of `relation` its last write stamped), run once per relation, as
+        newest_built_at."""
+        return self._once(invocation_id, relation, self._counted_rows, query)
+
+    def _once(self, invocation_id: str, relation: Any, answers: dict[str, Any], query: Callable[[], Any]) -> Any:
         key = relation_key(relation)
         with self._lock:
             self._of(invocation_id)
-            if key in self._newest_built_at:
-                return self._newest_built_at[key]
-            pending = self._querying.setdefault(key, threading.Lock())
+            if key in answers:
+                return answers[key]
+            pending = self._querying.setdefault(f"{id(answers)}:{key}", threading.Lock())
         with pending:
             with self._lock:
-                if key in self._newest_built_at:
-                    return self._newest_built_at[key]
-            micros = query()
+                if key in answers:
+                    return answers[key]
+            answer = query()
             with self._lock:
-                self._newest_built_at[key] = micros
-        return micros
+                answers[key] = answer
+        return answer
