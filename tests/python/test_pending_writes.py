@@ -164,6 +164,22 @@ def test_an_empty_write_adds_no_file(partitioned: bool) -> None:
     assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
 
 
+def test_a_files_rows_are_the_same_by_pyarrow_and_by_the_jvm() -> None:
+    """Local files' footers are read by pyarrow; a cluster's storage (hdfs, s3a) by the JVM."""
+    spark = spark_session()
+    create("pending", PENDING, partitioned=True)
+    files = pending_writes.TableFiles(spark)
+    root = files.path(pending_writes.table_details(spark, relation("pending"))["Location"])
+    found = [
+        status.getPath()
+        for leaf in files.leaves(root, 1)
+        for status in files.data_files(files.partition_folder(root, leaf))
+    ]
+    assert found
+    assert [files.parquet_rows(path) for path in found] == [files.parquet_rows_by_jvm(path) for path in found]
+    assert sum(files.parquet_rows(path) for path in found) == len(PENDING)
+
+
 def test_a_written_write_with_rows_is_applied_and_counted() -> None:
     """The count (from the written files' footers) tells the data tests how many keys to look up."""
     spark = spark_session()
