@@ -14,8 +14,8 @@ that run after them (dbt runs nodes in threads: every access holds the lock).
   full build: its materialization keeps them with the table it writes, so that its first
   incremental run reads them without a scan.
 - The newest built_at of every relation a data test scopes, and the rows stamped with it where
-  no write of the invocation counted them: one query per relation, not one per test (a model has up to twenty tests, which compile concurrently: the later ones wait for the
-  first one's query).
+  no write of the invocation counted them: one query per relation, not one per test (a model has
+  up to twenty tests, which compile concurrently: the later ones wait for the first one's query).
 
 State of an earlier invocation in the same process (dbt's Python API) is dropped when a call names
 another invocation id.
@@ -39,7 +39,7 @@ class RunState:
         self._nothing_new: set[str] = set()
         self._wrote_rows: dict[str, int] = {}
         self._newest_built_at: dict[str, int | None] = {}
-        self._counted_rows: dict[str, int | None] = {}
+        self._counted_rows: dict[str, int] = {}
         self._querying: dict[str, threading.Lock] = {}
         self._views_following: set[str] = set()
         self._kept: dict[str, set[tuple[str | None, str]]] = {}
