@@ -189,7 +189,7 @@
         shuffled, as broadcasting an unbounded key set goes through the driver's memory. In a dbt
         unit test (no count) the keys are broadcast.
     -#}
-    {%- set limit = var('cdc_broadcast_key_limit', 500000) | int -%}
+    {%- set limit = cdc_broadcast_key_limit() -%}
     {%- if not (execute and is_incremental()) or limit <= 0 -%}
         {{ return(false) }}
     {%- endif -%}
@@ -198,6 +198,13 @@
     {%- endif -%}
     {{ log(this.identifier ~ ': key sets ' ~ ('broadcast' if new_rows <= limit else 'shuffled')) }}
     {{ return(new_rows <= limit) }}
+{%- endmacro %}
+
+{% macro cdc_broadcast_key_limit() -%}
+    {#- The var cdc_broadcast_key_limit (default 500,000; 0: never broadcast): the most rows a key
+        set broadcast by a model (cdc_may_broadcast) or a data test (cdc_test_broadcasts_keys) may
+        come from. -#}
+    {{ return(var('cdc_broadcast_key_limit', 500000) | int) }}
 {%- endmacro %}
 
 {% macro cdc_broadcast_keys(key_sets, broadcast) -%}

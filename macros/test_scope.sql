@@ -88,7 +88,7 @@
         without a query for a write of this invocation (adapter.rows_of_last_write). Broadcast, each
         stored key is looked up where it is read; shuffled, every stored key of the relation is
         sorted to meet the few new ones (docs/testing.md). -#}
-    {%- set limit = var('cdc_broadcast_key_limit', 500000) | int -%}
+    {%- set limit = cdc_broadcast_key_limit() -%}
     {%- if limit <= 0 -%}
         {{ return(false) }}
     {%- endif -%}
