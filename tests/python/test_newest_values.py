@@ -67,9 +67,9 @@ def truth(rows: list[Row], grouped: bool = True) -> dict[str | None, int]:
 
 def newest(name: str, kept: newest_values.Newest = BY_FEED) -> dict[str | None, int]:
     spark = spark_session()
-    files = pending_writes.TableFiles(spark)
-    root = files.path(pending_writes.table_location(spark, relation(name)))
-    return newest_values.newest_values(spark, files, table(name), root, kept)
+    location = pending_writes.table_location(spark, relation(name))
+    files = pending_writes.table_files(spark, location)
+    return newest_values.newest_values(spark, files, table(name), files.root(location), kept)
 
 
 def queried_tables(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -141,8 +141,8 @@ def test_a_write_that_replaces_a_partition_drops_the_kept_values(monkeypatch: py
 
 def one_file_then_die(files: pending_writes.TableFiles, source: Any, target: Any) -> None:
     """move_files killed after moving one file of several."""
-    first = files.visible_children(source)[0]
-    files.fs(target).rename(first, files.path(target, first.getName()))
+    name, first, _, _ = files.entries(source)[0]
+    files.rename(first, files.child(target, name))
     raise Killed
 
 

@@ -23,6 +23,12 @@ pytestmark = [pytest.mark.spark]
 SCHEMA = "pending_writes_test"
 
 
+@pytest.fixture(autouse=True, params=["local-files-by-python", "files-by-hadoop"])
+def file_operations(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every write both ways: a local warehouse's folders by Python, a cluster's by Hadoop."""
+    monkeypatch.setattr(pending_writes, "LOCAL_FILES_BY_PYTHON", request.param == "local-files-by-python")
+
+
 class Killed(Exception):
     """Stands for the process dying: nothing after the step runs."""
 
@@ -77,14 +83,14 @@ def after_first_call(step: Callable[..., Any]) -> Callable[..., Any]:
 
 def delete_then_die(files: pending_writes.TableFiles, source: Any, target: Any) -> None:
     """replace_folder killed between the old partition's delete and the new one's move."""
-    files.fs(target).delete(target, True)
+    files.remove(target)
     raise Killed
 
 
 def one_file_then_die(files: pending_writes.TableFiles, source: Any, target: Any) -> None:
     """move_files killed after moving one file of several."""
-    first = files.visible_children(source)[0]
-    files.fs(target).rename(first, files.path(target, first.getName()))
+    name, first, _, _ = files.entries(source)[0]
+    files.rename(first, files.child(target, name))
     raise Killed
 
 
@@ -164,20 +170,28 @@ def test_an_empty_write_adds_no_file(partitioned: bool) -> None:
     assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
 
 
-def test_a_files_rows_are_the_same_by_pyarrow_and_by_the_jvm() -> None:
-    """Local files' footers are read by pyarrow; a cluster's storage (hdfs, s3a) by the JVM."""
+def test_local_folders_read_by_python_as_by_hadoop() -> None:
+    """A local warehouse's listings and footers are read by Python; a cluster's storage (hdfs, s3a)
+    by Hadoop's FileSystem in the JVM: both see the same partitions, files, sizes and rows."""
     spark = spark_session()
-    create("pending", PENDING, partitioned=True)
-    files = pending_writes.TableFiles(spark)
-    root = files.path(pending_writes.table_details(spark, relation("pending"))["Location"])
-    found = [
-        status.getPath()
-        for leaf in files.leaves(root, 1)
-        for status in files.data_files(files.partition_folder(root, leaf))
-    ]
-    assert found
-    assert [files.parquet_rows(path) for path in found] == [files.parquet_rows_by_jvm(path) for path in found]
-    assert sum(files.parquet_rows(path) for path in found) == len(PENDING)
+    create_tiered("pending", TIERED_TARGET)
+    location = pending_writes.table_location(spark, relation("pending"))
+    seen = []
+    for files in (pending_writes.LocalFiles(), pending_writes.HadoopFiles(spark)):
+        root = files.root(location)
+        partitions = files.leaves(root, 2)
+        found = {
+            (partition, name, size, files.parquet_rows(path))
+            for partition in partitions
+            for name, path, is_folder, size in files.entries(files.partition_folder(root, partition))
+            if not is_folder
+        }
+        seen.append((sorted(partitions), found, files.file_entries(root)))
+    assert seen[0] == seen[1]
+    partitions, found, entries = seen[0]
+    assert partitions == sorted({f"bucket={b}/tier={t}" for b, t, _ in TIERED_TARGET})
+    assert sum(rows for *_, rows in found) == len(TIERED_TARGET)
+    assert entries == {f"{partition}/{name}:{size}" for partition, name, size, _ in found}
 
 
 def test_a_written_write_with_rows_is_applied_and_counted() -> None:
@@ -224,19 +238,42 @@ class RecordingSession:
 
 
 @pytest.mark.parametrize("adds_a_partition", [False, True], ids=["existing-partitions", "a-new-partition"])
-def test_a_write_relists_the_tables_partitions_only_when_it_adds_one(adds_a_partition: bool) -> None:
+def test_a_write_registers_the_partitions_it_adds_by_name(adds_a_partition: bool) -> None:
     """`recover partitions` lists every file of the table, a cost that grows with its history: a
-    write into partitions the table has goes without it; one that adds a partition registers it, so
-    that its rows are read."""
+    write registers the partitions it adds by name, and one into partitions the table has registers
+    none; either way its rows are read."""
     spark = spark_session()
     create("target", TARGET, partitioned=True)
     written = [(1, "e"), (3, "f")] + ([(4, "h")] if adds_a_partition else [])
     create("pending", written, partitioned=True)
     session = RecordingSession(spark)
     assert pending_writes.apply_written(session, relation("pending"), relation("target"), BUCKETS_REPLACED)
-    relisted = [statement for statement in session.statements if "recover partitions" in statement]
-    assert bool(relisted) == adds_a_partition
+    registered = [statement for statement in session.statements if "partition" in statement]
+    assert registered == (
+        [f"alter table `{SCHEMA}`.`target` add if not exists partition (`bucket` = '4')"] if adds_a_partition else []
+    )
     assert rows("target") == as_rows([(2, "c"), *written])
+
+
+def test_a_partition_named_with_escapes_is_registered_with_its_value() -> None:
+    """Hive escapes a partition value's special characters in its folder name (`%3A`); the
+    partition is registered under the value itself, and a null value's folder by a relisting."""
+    spark = spark_session()
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    for name, values in (("target", ["a"]), ("pending", ["a", "x:y/z 'q'", None])):
+        spark.sql(f"drop table if exists {SCHEMA}.{name}")
+        spark.sql(f"create table {SCHEMA}.{name} (n int, feed string) using parquet partitioned by (feed)")
+        frame = spark.createDataFrame([(i, value) for i, value in enumerate(values)], "n int, feed string")
+        frame.write.insertInto(f"{SCHEMA}.{name}")
+    assert pending_writes.partition_spec("feed=x%3Ay%2Fz %27q%27") == "partition (`feed` = 'x:y/z \\'q\\'')"
+    assert pending_writes.partition_spec("feed=__HIVE_DEFAULT_PARTITION__") is None
+    session = RecordingSession(spark)
+    pending_writes.apply_written(session, relation("pending"), relation("target"), pending_writes.Layout(("feed",)))
+    assert any("recover partitions" in statement for statement in session.statements)
+    got = sorted((row.n, row.feed) for row in spark.table(f"{SCHEMA}.target").collect())
+    assert got == sorted([(0, "a"), (0, "a"), (1, "x:y/z 'q'"), (2, None)])
+    shown = {row.partition for row in spark.sql(f"show partitions {SCHEMA}.target").collect()}
+    assert "feed=x%3Ay%2Fz %27q%27" in shown
 
 
 def create_tiered(name: str, values: list[tuple[int, str, str]]) -> None:

@@ -188,9 +188,9 @@ class SparkSessionAdapter(SparkAdapter):
         """The session, its file operations, the quoted name and the folder of table `relation`: what
         newest_values works on."""
         session = self._session()
-        files = pending_writes.TableFiles(session)
-        root = files.path(pending_writes.table_location(session, relation))
-        return session, files, pending_writes.quoted(relation), root
+        location = pending_writes.table_location(session, relation)
+        files = pending_writes.table_files(session, location)
+        return session, files, pending_writes.quoted(relation), files.root(location)
 
     @property
     def _run(self) -> RunState:

@@ -16,6 +16,11 @@ applied then, whatever part of it was applied before, since every step skips wha
 from __future__ import annotations
 
 import fnmatch
+import itertools
+import os
+import re
+import shutil
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,38 +39,56 @@ def quoted(relation: Any) -> str:
 
 
 class TableFiles:
-    """Hadoop file system operations on the folders of managed tables (local, HDFS, object stores)."""
+    """Operations on the folders of managed tables. A path is a handle of the storage's own kind
+    (`root` makes one from a table's location, `child` one under it); the moves, listings and
+    counts the writes need are written once here over a few primitives, which LocalFiles and
+    HadoopFiles implement. `table_files` picks one for a location."""
 
-    def __init__(self, spark: SparkSession) -> None:
-        self.spark = spark
-        jvm: Any = spark._jvm
-        self._path = jvm.org.apache.hadoop.fs.Path
-        self._conf = spark._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    def root(self, location: str) -> Any:
+        """The handle of a folder given by its location URI (as `describe table extended` shows it)."""
+        raise NotImplementedError
 
-    def path(self, *parts: Any) -> Any:
-        """A Hadoop Path: from a URI text, or a parent Path and a relative child path."""
-        return self._path(*parts)
+    def child(self, folder: Any, relative: str) -> Any:
+        """The handle of `relative` (a name, or names joined by `/`; `.` for `folder` itself)."""
+        raise NotImplementedError
 
-    def fs(self, path: Any) -> Any:
-        return path.getFileSystem(self._conf)
+    def parent(self, path: Any) -> Any:
+        raise NotImplementedError
+
+    def exists(self, path: Any) -> bool:
+        raise NotImplementedError
+
+    def entries(self, folder: Any) -> list[tuple[str, Any, bool, int]]:
+        """(name, handle, is a folder, bytes) of each visible entry of `folder` ([] if there is none)."""
+        raise NotImplementedError
+
+    def make_folder(self, path: Any) -> None:
+        raise NotImplementedError
+
+    def rename(self, source: Any, target: Any) -> bool:
+        """`source` (a file with its checksum, or a folder) moved to `target`: one atomic rename."""
+        raise NotImplementedError
+
+    def remove(self, path: Any) -> None:
+        """`path` and everything under it, if it exists."""
+        raise NotImplementedError
+
+    def parquet_rows(self, file: Any) -> int:
+        """The row count a Parquet file's footer records: one small read at the file's end."""
+        raise NotImplementedError
+
+    def file_entries(self, root: Any) -> set[str]:
+        """`relative path:bytes` of every visible file under folder `root` (partition folders
+        included; hidden entries such as _SUCCESS, .crc files and _temporary folders left out)."""
+        raise NotImplementedError
 
     def partition_folder(self, root: Any, partition: str) -> Any:
         """The folder of `partition` (a relative path from `leaves`) under table folder `root`."""
-        return root if partition == "." else self.path(root, partition)
+        return self.child(root, partition)
 
-    def visible_children(self, path: Any) -> list[Any]:
-        fs = self.fs(path)
-        if not fs.exists(path):
-            return []
-        return [s.getPath() for s in fs.listStatus(path) if not s.getPath().getName().startswith(HIDDEN_PREFIXES)]
-
-    def data_files(self, folder: Any) -> list[Any]:
-        """The file statuses of the visible files directly in `folder`."""
-        return [
-            status
-            for status in self.fs(folder).listStatus(folder)
-            if status.isFile() and not status.getPath().getName().startswith(HIDDEN_PREFIXES)
-        ]
+    def data_files(self, folder: Any) -> list[tuple[Any, int]]:
+        """(handle, bytes) of the visible files directly in `folder`."""
+        return [(path, size) for _, path, is_folder, size in self.entries(folder) if not is_folder]
 
     def leaves(self, root: Any, depth: int) -> list[str]:
         """Relative paths of the folders `depth` levels under `root` (one per partition; `.` for
@@ -73,45 +96,140 @@ class TableFiles:
         level = [(".", root)]
         for _ in range(depth):
             level = [
-                (child.getName() if relative == "." else f"{relative}/{child.getName()}", child)
-                for relative, path in level
-                for child in self.visible_children(path)
-                if self.fs(child).getFileStatus(child).isDirectory()
+                (name if relative == "." else f"{relative}/{name}", path)
+                for relative, folder in level
+                for name, path, is_folder, _ in self.entries(folder)
+                if is_folder
             ]
         return [relative for relative, _ in level]
 
     def move_files(self, source: Any, target: Any) -> None:
         """Every data file of `source` into `target` under the same name (unique: Spark names
         files after their write job)."""
-        fs = self.fs(target)
-        fs.mkdirs(target)
-        for file in self.visible_children(source):
-            if not fs.rename(file, self.path(target, file.getName())):
-                raise OSError(f"could not move {file} to {target}")
+        self.make_folder(target)
+        for name, path, is_folder, _ in self.entries(source):
+            if not is_folder and not self.rename(path, self.child(target, name)):
+                raise OSError(f"could not move {path} to {target}")
 
     def replace_folder(self, source: Any, target: Any) -> None:
         """`target` replaced by `source`. Killed between the two steps, `source` is still there
         and a second call finishes the move."""
-        fs = self.fs(target)
-        fs.delete(target, True)
-        fs.mkdirs(target.getParent())
-        if not fs.rename(source, target):
+        self.remove(target)
+        self.make_folder(self.parent(target))
+        if not self.rename(source, target):
             raise OSError(f"could not move {source} to {target}")
+
+
+class LocalFiles(TableFiles):
+    """A local warehouse's folders (`file:` locations) by Python's own file functions. Through
+    Hadoop's FileSystem each step is a call into the JVM (about 0.15 ms over Py4J, some 80 calls
+    for each partition a write moves): listings, moves and footers took 2.1 s of the 3.9 s
+    int_row_versions' write of a +10,000 run took to apply at a million messages
+    (docs/benchmarks.md)."""
+
+    def root(self, location: str) -> str:
+        return urllib.parse.unquote(urllib.parse.urlparse(location).path)
+
+    def child(self, folder: str, relative: str) -> str:
+        return folder if relative == "." else os.path.join(folder, relative)
+
+    def parent(self, path: str) -> str:
+        return os.path.dirname(path.rstrip("/"))
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def entries(self, folder: str) -> list[tuple[str, str, bool, int]]:
+        if not os.path.isdir(folder):
+            return []
+        with os.scandir(folder) as found:
+            return [
+                (entry.name, entry.path, entry.is_dir(), 0 if entry.is_dir() else entry.stat().st_size)
+                for entry in found
+                if not entry.name.startswith(HIDDEN_PREFIXES)
+            ]
+
+    def make_folder(self, path: str) -> None:
+        os.makedirs(path, exist_ok=True)
+
+    def rename(self, source: str, target: str) -> bool:
+        # Hadoop's local file system keeps a checksum next to each file it writes (`.<name>.crc`)
+        # and checks the file against it when read: it moves with its file.
+        checksum = os.path.join(os.path.dirname(source), f".{os.path.basename(source)}.crc")
+        if os.path.isfile(checksum):
+            os.rename(checksum, os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.crc"))
+        os.rename(source, target)
+        return True
+
+    def remove(self, path: str) -> None:
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        elif os.path.exists(path):
+            os.remove(path)
+
+    def parquet_rows(self, file: str) -> int:
+        return int(pyarrow.parquet.read_metadata(file).num_rows)
+
+    def file_entries(self, root: str) -> set[str]:
+        entries = set()
+        for folder, folders, names in os.walk(root):
+            folders[:] = [name for name in folders if not name.startswith(HIDDEN_PREFIXES)]
+            relative = os.path.relpath(folder, root)
+            for name in names:
+                if not name.startswith(HIDDEN_PREFIXES):
+                    path = name if relative == "." else f"{relative}/{name}"
+                    entries.add(f"{path}:{os.path.getsize(os.path.join(folder, name))}")
+        return entries
+
+
+class HadoopFiles(TableFiles):
+    """Hadoop's FileSystem in the JVM, for any storage a cluster's warehouse lives on (hdfs, s3a,
+    ...); a handle is a Hadoop Path."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        jvm: Any = spark._jvm
+        self._path = jvm.org.apache.hadoop.fs.Path
+        self._conf = spark._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+
+    def fs(self, path: Any) -> Any:
+        return path.getFileSystem(self._conf)
+
+    def root(self, location: str) -> Any:
+        return self._path(location)
+
+    def child(self, folder: Any, relative: str) -> Any:
+        return folder if relative == "." else self._path(folder, relative)
+
+    def parent(self, path: Any) -> Any:
+        return path.getParent()
+
+    def exists(self, path: Any) -> bool:
+        return bool(self.fs(path).exists(path))
+
+    def entries(self, folder: Any) -> list[tuple[str, Any, bool, int]]:
+        fs = self.fs(folder)
+        if not fs.exists(folder):
+            return []
+        found = []
+        for status in fs.listStatus(folder):
+            path = status.getPath()
+            name = path.getName()
+            if not name.startswith(HIDDEN_PREFIXES):
+                is_folder = bool(status.isDirectory())
+                found.append((name, path, is_folder, 0 if is_folder else int(status.getLen())))
+        return found
+
+    def make_folder(self, path: Any) -> None:
+        self.fs(path).mkdirs(path)
+
+    def rename(self, source: Any, target: Any) -> bool:
+        return bool(self.fs(target).rename(source, target))
 
     def remove(self, path: Any) -> None:
         self.fs(path).delete(path, True)
 
     def parquet_rows(self, file: Any) -> int:
-        """The row count a Parquet file's footer records: one small read at the file's end. A local
-        file's by pyarrow (0.03 s for 128 files, against about 2 s through the JVM's reader, whose
-        every file costs several calls over the Py4J gateway); any other by Parquet's own reader."""
-        uri = file.toUri()
-        if uri.getScheme() == "file":
-            return int(pyarrow.parquet.read_metadata(uri.getPath()).num_rows)
-        return self.parquet_rows_by_jvm(file)
-
-    def parquet_rows_by_jvm(self, file: Any) -> int:
-        """parquet_rows by Parquet's reader in the JVM, for storage pyarrow is not given (hdfs, s3a)."""
         jvm: Any = self.spark._jvm
         input_file = jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(file, self._conf)
         reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(input_file)
@@ -119,6 +237,46 @@ class TableFiles:
             return int(reader.getRecordCount())
         finally:
             reader.close()
+
+    def file_entries(self, root: Any) -> set[str]:
+        """One glob per folder level, each answered as one text: a call from Python per file costs
+        about a millisecond (1.3-1.6 s for the 241 files of int_change_events at a million
+        messages, against 0.1-0.2 s so)."""
+        fs = self.fs(root)
+        if not fs.exists(root):
+            return set()
+        base = fs.makeQualified(root).toString().rstrip("/")
+        jvm: Any = self.spark._jvm
+        entries: set[str] = set()
+        for level in itertools.count(1):
+            statuses = fs.globStatus(self._path(base + "/*" * level))
+            text = jvm.org.apache.commons.lang3.ArrayUtils.toString(statuses) if statuses is not None else ""
+            folders = False
+            for path, is_folder, length in FILE_STATUS.findall(text):
+                relative = path[len(base) + 1 :]
+                if any(part.startswith(HIDDEN_PREFIXES) for part in relative.split("/")):
+                    continue
+                if is_folder == "true":
+                    folders = True
+                else:
+                    entries.add(f"{relative}:{length}")
+            if not folders:
+                return entries
+        raise AssertionError("unreachable")
+
+
+# One entry of Hadoop's FileStatus.toString: its path, whether a folder, and a file's length.
+FILE_STATUS = re.compile(r"path=(.*?); isDirectory=(true|false)(?:; length=(\d+))?")
+
+# Off: every location through Hadoop's FileSystem, as on a cluster (the tests run both ways).
+LOCAL_FILES_BY_PYTHON = True
+
+
+def table_files(spark: SparkSession, location: str) -> TableFiles:
+    """The file operations for a table at `location` (a URI)."""
+    if LOCAL_FILES_BY_PYTHON and urllib.parse.urlparse(location).scheme == "file":
+        return LocalFiles()
+    return HadoopFiles(spark)
 
 
 def table_details(spark: SparkSession, relation: Any) -> dict[str, str]:
@@ -131,21 +289,21 @@ def table_location(spark: SparkSession, relation: Any) -> str:
     return table_details(spark, relation)["Location"]
 
 
-def row_count(spark: SparkSession, relation: Any, depth: int) -> int:
+def row_count(spark: SparkSession, relation: Any, depth: int, details: dict[str, str] | None = None) -> int:
     """The rows of table `relation` (`depth` partition columns). A Parquet table's from its files'
     footers (a listing, then one small read per file), where a Spark job (`isEmpty`) took 0.4-0.6 s
     for a new table of 3,000 rows in 64 partitions (docs/benchmarks.md); other formats by a Spark
     job. Spark writes no partition folder for a partitioned write without rows, and a file holding
-    the schema and no row for another."""
-    details = table_details(spark, relation)
+    the schema and no row for another. `details`: the table's (table_details), if known."""
+    details = details or table_details(spark, relation)
     if details.get("Provider", "").lower() != "parquet":
         return spark.table(quoted(relation)).count()
-    files = TableFiles(spark)
-    root = files.path(details["Location"])
+    files = table_files(spark, details["Location"])
+    root = files.root(details["Location"])
     return sum(
-        files.parquet_rows(status.getPath())
+        files.parquet_rows(path)
         for partition in files.leaves(root, depth)
-        for status in files.data_files(files.partition_folder(root, partition))
+        for path, _ in files.data_files(files.partition_folder(root, partition))
     )
 
 
@@ -165,9 +323,10 @@ def clear_unregistered_location(spark: SparkSession, relation: Any) -> bool:
     not know (Spark refuses to create a managed table over a non-empty folder). True if removed."""
     if table_exists(spark, relation):
         return False
-    files = TableFiles(spark)
-    folder = files.path(default_location(spark, relation))
-    if not files.fs(folder).exists(folder):
+    location = default_location(spark, relation)
+    files = table_files(spark, location)
+    folder = files.root(location)
+    if not files.exists(folder):
         return False
     files.remove(folder)
     return True
@@ -216,8 +375,8 @@ def apply_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout
     relearns every partition of the target (a killed run may have moved a new one in unregistered)."""
     if not table_exists(spark, pending):
         return False
-    move_pending(spark, pending, target, layout)
-    finish(spark, pending, target, recover=bool(layout.partition_by))
+    move_pending(spark, pending, target, layout, table_location(spark, pending))
+    finish(spark, pending, target, added=None if layout.partition_by else [])
     return True
 
 
@@ -225,57 +384,85 @@ def apply_written(spark: SparkSession, pending: Any, target: Any, layout: Layout
     """apply_pending for the pending table a run has just written (none of its files moved yet);
     returns its rows. One without rows is dropped: Spark writes a file even for no rows (one
     holding the schema), and moved in it would add a file to the table on every run with nothing
-    new, which every later read lists. The metastore is told of partitions only when the write
-    made a new one: `recover partitions` lists every file of the table, a cost that grows with its
-    history, while a partition folder that existed before the move is registered already."""
-    rows = row_count(spark, pending, len(layout.partition_by))
+    new, which every later read lists. The metastore is told of the partitions the write made new,
+    by name (finish); a partition folder that existed before the move is registered already."""
+    details = table_details(spark, pending)
+    rows = row_count(spark, pending, len(layout.partition_by), details)
     if rows == 0:
         spark.sql(f"drop table {quoted(pending)}")
         return 0
-    added_a_partition = move_pending(spark, pending, target, layout)
-    finish(spark, pending, target, recover=added_a_partition)
+    added = move_pending(spark, pending, target, layout, details["Location"])
+    finish(spark, pending, target, added)
     return rows
 
 
-def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> bool:
-    """Moves the files of every partition of `pending` into `target` (apply_pending); returns
-    whether the target had no folder for one of those partitions. First the newest values kept
-    with the target learn the pending rows (newest_values.carry); then replaced folders: one may
-    hold an appended partition of the same write, which then moves with it."""
-    files = TableFiles(spark)
-    source_root = files.path(table_location(spark, pending))
-    target_root = files.path(table_location(spark, target))
+def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout, pending_location: str) -> list[str]:
+    """Moves the files of every partition of `pending` (at `pending_location`) into `target`
+    (apply_pending); returns the partitions the target had no folder for. First the newest values
+    kept with the target learn the pending rows (newest_values.carry); then replaced folders: one
+    may hold an appended partition of the same write, which then moves with it."""
+    files = table_files(spark, pending_location)
+    source_root = files.root(pending_location)
+    target_root = files.root(table_location(spark, target))
     under = files.partition_folder
     partitions = files.leaves(source_root, len(layout.partition_by))
-    added_a_partition = any(
-        partition != "." and not files.fs(target_root).exists(under(target_root, partition)) for partition in partitions
-    )
+    added = [p for p in partitions if p != "." and not files.exists(under(target_root, p))]
     replaced = [layout.replaced_folder(p) for p in partitions if layout.replaces(p)]
     newest_values.carry(spark, files, quoted(pending), source_root, quoted(target), target_root, bool(replaced))
     for folder in dict.fromkeys(replaced):
         files.replace_folder(under(source_root, folder), under(target_root, folder))
     for partition in partitions:
         source = under(source_root, partition)
-        if not layout.replaces(partition) and files.fs(source).exists(source):
+        if not layout.replaces(partition) and files.exists(source):
             files.move_files(source, under(target_root, partition))
-    return added_a_partition
+    return added
 
 
 def partition_sizes(spark: SparkSession, relation: Any, depth: int) -> dict[str, int]:
     """Bytes of the data files in each partition folder of table `relation` (`depth`: its number of
     partition columns): a listing of the table's folders, no file read."""
-    files = TableFiles(spark)
-    root = files.path(table_location(spark, relation))
+    location = table_location(spark, relation)
+    files = table_files(spark, location)
+    root = files.root(location)
     sizes = {}
     for partition in files.leaves(root, depth):
-        sizes[partition] = sum(status.getLen() for status in files.data_files(files.partition_folder(root, partition)))
+        sizes[partition] = sum(size for _, size in files.data_files(files.partition_folder(root, partition)))
     return sizes
 
 
-def finish(spark: SparkSession, pending: Any, target: Any, recover: bool) -> None:
-    """After the moves: the metastore learns the target's new partitions (`recover`), the session
-    forgets the files it listed, and the pending table goes."""
-    if recover:
+def finish(spark: SparkSession, pending: Any, target: Any, added: list[str] | None) -> None:
+    """After the moves: the metastore learns the target's new partitions, the session forgets the
+    files it listed, and the pending table goes. `added`: the partitions the moves made, added by
+    name; None when not known (a killed run's write may have moved some before it died): then
+    every partition folder of the target is registered by `recover partitions`, which lists every
+    file of the table (a cost that grows with its history: 1.0 s of int_row_versions' apply at a
+    million messages, against 0.4 s for its 64 partitions by name)."""
+    specs = None if added is None else [partition_spec(partition) for partition in added]
+    if specs is None or None in specs:
         spark.sql(f"alter table {quoted(target)} recover partitions")
+    elif specs:
+        spark.sql(f"alter table {quoted(target)} add if not exists {' '.join(specs)}")
     spark.sql(f"refresh table {quoted(target)}")
     spark.sql(f"drop table {quoted(pending)}")
+
+
+# The folder name Hive gives a partition whose value is null; `add partition` cannot name it.
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+
+def partition_spec(partition: str) -> str | None:
+    """The `partition (...)` clause of a partition folder path (`key_bucket=5/build_tier=delta`),
+    its names and values unescaped as Hive escapes them in folder names (`%3A`); None for a null
+    value's folder."""
+
+    def unescaped(text: str) -> str:
+        return re.sub(r"%([0-9A-Fa-f]{2})", lambda code: chr(int(code.group(1), 16)), text)
+
+    pairs = [folder.split("=", 1) for folder in partition.split("/")]
+    if any(value == NULL_PARTITION for _, value in pairs):
+        return None
+    columns = ", ".join(
+        f"{newest_values.quoted_name(unescaped(name))} = {newest_values.sql_string(unescaped(value))}"
+        for name, value in pairs
+    )
+    return f"partition ({columns})"
