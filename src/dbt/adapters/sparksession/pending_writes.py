@@ -436,7 +436,7 @@ def finish(spark: SparkSession, pending: Any, target: Any, added: list[str] | No
     name; None when not known (a killed run's write may have moved some before it died): then
     every partition folder of the target is registered by `recover partitions`, which lists every
     file of the table (a cost that grows with its history: 1.0 s of int_row_versions' apply at a
-    million messages, against 0.4 s for its 64 partitions by name)."""
+    million messages, against 0.4-0.5 s for its 64 partitions by name)."""
     specs = None if added is None else [partition_spec(partition) for partition in added]
     if specs is None or None in specs:
         spark.sql(f"alter table {quoted(target)} recover partitions")
