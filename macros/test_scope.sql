@@ -51,6 +51,13 @@
             )
         {%- endif -%}
     {%- endset -%}
+    {%- if execute and newest != 'cast(null as timestamp)'
+        and adapter.passes_column_check(invocation_id, graph.nodes, model.unique_id, scoped, selected_resources) -%}
+        {#- A not_null or accepted_values test that one query, shared with the others of its kind on
+            the model, found without a failing row in this scope reads nothing (adapter
+            column_checks); one with failing rows reads its scope and reports them. -#}
+        {{ return('(select * from ' ~ scoped ~ ' as cdc_checked where false)') }}
+    {%- endif -%}
     {{ return(scoped) }}
 {%- endmacro %}
 

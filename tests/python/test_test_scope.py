@@ -95,6 +95,12 @@ EXPECTED = {
     # Tests of each row: the second run's bad rows when scoped, everyone's in the full check.
     "rows_id_not_null": Expected(1, 2),
     "rows_status_ok": Expected(1, 2),
+    # not_null and accepted_values of one model are counted by one query (column_checks): a
+    # failing one still counts its own rows (accepted_values: one per bad value, 'bogus' twice
+    # in the full check), a passing one finds none, a `where` is kept.
+    "rows_status_accepted": Expected(1, 1),
+    "rows_status_accepted_but_6": Expected(0, 1),
+    "rows_parent_not_null": Expected(0, 0),
     "rows_parent_exists": Expected(1, 2),  # relationships: the new child rows against every parent
     # Only the first run broke it: not checked when scoped.
     "rows_amount_not_negative": Expected(0, 1),
@@ -161,10 +167,19 @@ def models_yaml() -> dict[str, Any]:
     status_ok = {"expression": "status = 'ok'"}
     rows_columns = [
         {"name": "id", "data_tests": [named("not_null", "rows_id_not_null"), named("unique", "rows_id_unique")]},
-        {"name": "status"},
+        {
+            "name": "status",
+            "data_tests": [
+                named("accepted_values", "rows_status_accepted", values=["ok"]),
+                named("accepted_values", "rows_status_accepted_but_6", config={"where": "id <> '6'"}, values=["ok"]),
+            ],
+        },
         {
             "name": "parent_id",
-            "data_tests": [named("relationships", "rows_parent_exists", to="ref('parents')", field="parent_id")],
+            "data_tests": [
+                named("relationships", "rows_parent_exists", to="ref('parents')", field="parent_id"),
+                named("not_null", "rows_parent_not_null"),
+            ],
         },
         {"name": "amount", "data_tests": [named("expression_is_true", "rows_amount_not_negative", expression=">= 0")]},
         {"name": "built_at"},
@@ -313,6 +328,34 @@ def test_a_scoped_test_checks_what_the_last_run_wrote_and_the_switch_checks_all(
     # `dbt test` without the var is the default scope, the one every build runs.
     result = fixture_dbt("test") if scope == "last_run" else fixture_dbt("test", dbt_vars="{cdc_test_scope: all}")
     assert failures(result) == {name: getattr(expected, scope) for name, expected in EXPECTED.items()}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("scope", ["last_run", "all"])
+def test_column_checks_of_a_model_share_one_query(fixture_dbt: FixtureDbt, scope: str) -> None:
+    """marked_rows' not_null and accepted_values tests without a `where` are counted by one query
+    (their counts are asserted by the test above): the one without a failing row then reads an
+    empty relation, those with failing rows their scope, to report them. The test with a `where`
+    is counted apart (alone, so by its own query)."""
+    result = fixture_dbt("test", dbt_vars=f"{{cdc_test_scope: {scope}}}")
+    compiled = {r.node.name: r.node.compiled_code for r in result.result.results}
+    assert "as cdc_checked where false" in compiled["rows_parent_not_null"]
+    for reads in ("rows_id_not_null", "rows_status_accepted", "rows_status_accepted_but_6", "unmarked_id_not_null"):
+        assert "cdc_checked where false" not in compiled[reads], reads
+
+
+@pytest.mark.spark
+def test_a_selected_column_check_is_counted_with_the_selected_ones_alone(fixture_dbt: FixtureDbt) -> None:
+    """`dbt test --select` one passing column check: no other test is selected, so it is checked
+    by its own query; with a sibling selected, both are counted by one."""
+    (alone,) = fixture_dbt("test", "--select", "rows_parent_not_null").result.results
+    assert alone.failures == 0
+    assert "cdc_checked where false" not in alone.node.compiled_code
+    pair = {
+        r.node.name: r for r in fixture_dbt("test", "--select", "rows_parent_not_null rows_id_not_null").result.results
+    }
+    assert {name: r.failures for name, r in pair.items()} == {"rows_parent_not_null": 0, "rows_id_not_null": 1}
+    assert "cdc_checked where false" in pair["rows_parent_not_null"].node.compiled_code
 
 
 @pytest.mark.spark

@@ -16,6 +16,8 @@ that run after them (dbt runs nodes in threads: every access holds the lock).
 - The newest built_at of every relation a data test scopes, and the rows stamped with it where
   no write of the invocation counted them: one query per relation, not one per test (a model has
   up to twenty tests, which compile concurrently: the later ones wait for the first one's query).
+- The failing rows per test of a model's not_null and accepted_values tests, counted by one query
+  per scope (column_checks).
 
 State of an earlier invocation in the same process (dbt's Python API) is dropped when a call names
 another invocation id.
@@ -40,6 +42,7 @@ class RunState:
         self._wrote_rows: dict[str, int] = {}
         self._newest_built_at: dict[str, int | None] = {}
         self._counted_rows: dict[str, int] = {}
+        self._column_failures: dict[str, dict[str, int] | None] = {}
         self._querying: dict[str, threading.Lock] = {}
         self._views_following: set[str] = set()
         self._kept: dict[str, set[tuple[str | None, str]]] = {}
@@ -51,6 +54,7 @@ class RunState:
             self._wrote_rows.clear()
             self._newest_built_at.clear()
             self._counted_rows.clear()
+            self._column_failures.clear()
             self._querying.clear()
             self._views_following.clear()
             self._kept.clear()
@@ -118,15 +122,21 @@ class RunState:
     def newest_built_at(self, invocation_id: str, relation: Any, query: Callable[[], int | None]) -> int | None:
         """`query()` (the relation's newest built_at in microseconds), run once per relation: a
         caller that comes while it runs waits for its answer."""
-        return self._once(invocation_id, relation, self._newest_built_at, query)
+        return self._once(invocation_id, relation_key(relation), self._newest_built_at, query)
 
     def counted_rows(self, invocation_id: str, relation: Any, query: Callable[[], int]) -> int:
         """`query()` (the rows of `relation` its last write stamped), run once per relation, as
         newest_built_at."""
-        return self._once(invocation_id, relation, self._counted_rows, query)
+        return self._once(invocation_id, relation_key(relation), self._counted_rows, query)
 
-    def _once(self, invocation_id: str, relation: Any, answers: dict[str, Any], query: Callable[[], Any]) -> Any:
-        key = relation_key(relation)
+    def column_failures(
+        self, invocation_id: str, sql: str, query: Callable[[], dict[str, int] | None]
+    ) -> dict[str, int] | None:
+        """`query()` (failing rows per test, column_checks.query `sql`), run once per query text, as
+        newest_built_at. Not dropped by record_write: a model's tests run after its write."""
+        return self._once(invocation_id, sql, self._column_failures, query)
+
+    def _once(self, invocation_id: str, key: str, answers: dict[str, Any], query: Callable[[], Any]) -> Any:
         with self._lock:
             self._of(invocation_id)
             if key in answers:
