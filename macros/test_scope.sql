@@ -51,11 +51,13 @@
             )
         {%- endif -%}
     {%- endset -%}
-    {%- if execute and newest != 'cast(null as timestamp)'
-        and adapter.passes_column_check(invocation_id, graph.nodes, model.unique_id, scoped, selected_resources) -%}
-        {#- A not_null or accepted_values test that one query, shared with the others of its kind on
-            the model, found without a failing row in this scope reads nothing (adapter
-            column_checks); one with failing rows reads its scope and reports them. -#}
+    {%- if execute and flags.WHICH in ('build', 'test', 'retry') and newest != 'cast(null as timestamp)'
+        and adapter.passes_row_check(invocation_id, graph.nodes, model.unique_id, scoped, selected_resources) -%}
+        {#- A test of each row (not_null, accepted_values, expression_is_true) that one query,
+            shared with the model's other such tests, found without a failing row in this scope
+            reads nothing (adapter row_checks); one with failing rows reads its scope and reports
+            them. Only when tests
+            run: `dbt compile` and `dbt docs generate` show each test's own query. -#}
         {{ return('(select * from ' ~ scoped ~ ' as cdc_checked where false)') }}
     {%- endif -%}
     {{ return(scoped) }}

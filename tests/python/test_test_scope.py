@@ -95,7 +95,7 @@ EXPECTED = {
     # Tests of each row: the second run's bad rows when scoped, everyone's in the full check.
     "rows_id_not_null": Expected(1, 2),
     "rows_status_ok": Expected(1, 2),
-    # not_null and accepted_values of one model are counted by one query (column_checks): a
+    # Tests of each row of one model are counted by one query (row_checks): a
     # failing one still counts its own rows (accepted_values: one per bad value, 'bogus' twice
     # in the full check), a passing one finds none, a `where` is kept.
     "rows_status_accepted": Expected(1, 1),
@@ -332,21 +332,32 @@ def test_a_scoped_test_checks_what_the_last_run_wrote_and_the_switch_checks_all(
 
 @pytest.mark.spark
 @pytest.mark.parametrize("scope", ["last_run", "all"])
-def test_column_checks_of_a_model_share_one_query(fixture_dbt: FixtureDbt, scope: str) -> None:
-    """marked_rows' not_null and accepted_values tests without a `where` are counted by one query
-    (their counts are asserted by the test above): the one without a failing row then reads an
-    empty relation, those with failing rows their scope, to report them. The test with a `where`
-    is counted apart (alone, so by its own query)."""
+def test_row_checks_of_a_model_share_one_query(fixture_dbt: FixtureDbt, scope: str) -> None:
+    """The tests of each row of a model with the same `where` (not_null, accepted_values,
+    expression_is_true) are counted by one query (their counts are asserted by the test above):
+    those without a failing row then read an empty relation, those with failing rows their scope,
+    to report them. A test alone on its model (`unmarked`, the view) runs its own query; so does
+    every key test."""
     result = fixture_dbt("test", dbt_vars=f"{{cdc_test_scope: {scope}}}")
-    compiled = {r.node.name: r.node.compiled_code for r in result.result.results}
-    assert "as cdc_checked where false" in compiled["rows_parent_not_null"]
-    for reads in ("rows_id_not_null", "rows_status_accepted", "rows_status_accepted_but_6", "unmarked_id_not_null"):
-        assert "cdc_checked where false" not in compiled[reads], reads
+    narrowed = {r.node.name for r in result.result.results if "as cdc_checked where false" in r.node.compiled_code}
+    passing_with_others = {"rows_parent_not_null", "builds_action_not_null"}
+    if scope == "last_run":
+        passing_with_others |= {"rows_amount_not_negative", "rows_status_accepted_but_6", "rows_status_ok_but_6"}
+    assert narrowed == passing_with_others
+
+
+@pytest.mark.spark
+def test_compile_shows_each_row_checks_own_query(fixture_dbt: FixtureDbt) -> None:
+    """`dbt compile` (and the docs site built from it) runs no shared count: a passing test's
+    compiled SQL is its own query over its scope."""
+    compiled = {r.node.name: r.node.compiled_code for r in fixture_dbt("compile").result.results}
+    assert "cdc_checked where false" not in compiled["rows_parent_not_null"]
+    assert "built_at = timestamp" in compiled["rows_parent_not_null"]
 
 
 @pytest.mark.spark
 def test_a_selected_column_check_is_counted_with_the_selected_ones_alone(fixture_dbt: FixtureDbt) -> None:
-    """`dbt test --select` one passing column check: no other test is selected, so it is checked
+    """`dbt test --select` one passing row check: no other test is selected, so it is checked
     by its own query; with a sibling selected, both are counted by one."""
     (alone,) = fixture_dbt("test", "--select", "rows_parent_not_null").result.results
     assert alone.failures == 0

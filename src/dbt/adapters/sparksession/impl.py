@@ -11,7 +11,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter
 from pyspark.sql import SparkSession
 
-from dbt.adapters.sparksession import column_checks, newest_values, pending_writes
+from dbt.adapters.sparksession import newest_values, pending_writes, row_checks
 from dbt.adapters.sparksession.connections import SparkSessionConnectionManager
 from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
 from dbt.adapters.sparksession.run_state import RunState
@@ -146,28 +146,28 @@ class SparkSessionAdapter(SparkAdapter):
         return self._run.newest_built_at(invocation_id, relation, query)
 
     @available
-    def passes_column_check(
+    def passes_row_check(
         self, invocation_id: str, nodes: dict[str, Any], test_id: str, scoped: str, selected: list[str]
     ) -> bool:
-        """Whether data test `test_id`, a `not_null` or `accepted_values` test reading `scoped` (its
-        scope, macros/test_scope.sql), finds no failing row: counted together with the tests of its
-        kind on the same model (column_checks), one query per scope and invocation. False when it
-        is checked alone, fails, or the shared query fails: the test then runs its own query."""
-        checks = column_checks.checks_with(nodes, test_id, set(selected or ()))
+        """Whether data test `test_id`, a test of each row (row_checks) reading `scoped` (its scope,
+        macros/test_scope.sql), finds no failing row: counted together with the model's other such
+        tests, one query per scope and invocation. False when it is checked alone, fails, or the
+        shared query fails: the test then runs its own query."""
+        checks = row_checks.checks_with(nodes, test_id, set(selected or ()))
         if len(checks) < 2:
             return False
-        sql = column_checks.query(scoped, checks)
+        sql = row_checks.query(scoped, checks)
 
         def count() -> dict[str, int] | None:
             try:
                 row = self._session().sql(sql).collect()[0]
             except Exception as error:  # noqa: BLE001 - each test then runs, and reports, its own query
-                logger.debug(f"column checks of {len(checks)} tests not shared: {str(error).splitlines()[0]}")
+                logger.debug(f"row checks of {len(checks)} tests not shared: {str(error).splitlines()[0]}")
                 return None
-            logger.debug(f"column checks: {len(checks)} tests counted in one query")
-            return column_checks.failures(row, checks)
+            logger.debug(f"row checks: {len(checks)} tests counted in one query")
+            return row_checks.failures(row, checks)
 
-        failures = self._run.column_failures(invocation_id, sql, count)
+        failures = self._run.row_check_failures(invocation_id, sql, count)
         return failures is not None and failures.get(test_id) == 0
 
     @available

@@ -17,7 +17,7 @@ that run after them (dbt runs nodes in threads: every access holds the lock).
   no write of the invocation counted them: one query per relation, not one per test (a model has
   up to twenty tests, which compile concurrently: the later ones wait for the first one's query).
 - The failing rows per test of a model's not_null and accepted_values tests, counted by one query
-  per scope (column_checks).
+  per scope (row_checks).
 
 State of an earlier invocation in the same process (dbt's Python API) is dropped when a call names
 another invocation id.
@@ -42,7 +42,7 @@ class RunState:
         self._wrote_rows: dict[str, int] = {}
         self._newest_built_at: dict[str, int | None] = {}
         self._counted_rows: dict[str, int] = {}
-        self._column_failures: dict[str, dict[str, int] | None] = {}
+        self._row_check_failures: dict[str, dict[str, int] | None] = {}
         self._querying: dict[str, threading.Lock] = {}
         self._views_following: set[str] = set()
         self._kept: dict[str, set[tuple[str | None, str]]] = {}
@@ -54,7 +54,7 @@ class RunState:
             self._wrote_rows.clear()
             self._newest_built_at.clear()
             self._counted_rows.clear()
-            self._column_failures.clear()
+            self._row_check_failures.clear()
             self._querying.clear()
             self._views_following.clear()
             self._kept.clear()
@@ -129,12 +129,12 @@ class RunState:
         newest_built_at."""
         return self._once(invocation_id, relation_key(relation), self._counted_rows, query)
 
-    def column_failures(
+    def row_check_failures(
         self, invocation_id: str, sql: str, query: Callable[[], dict[str, int] | None]
     ) -> dict[str, int] | None:
-        """`query()` (failing rows per test, column_checks.query `sql`), run once per query text, as
+        """`query()` (failing rows per test, row_checks.query `sql`), run once per query text, as
         newest_built_at. Not dropped by record_write: a model's tests run after its write."""
-        return self._once(invocation_id, sql, self._column_failures, query)
+        return self._once(invocation_id, sql, self._row_check_failures, query)
 
     def _once(self, invocation_id: str, key: str, answers: dict[str, Any], query: Callable[[], Any]) -> Any:
         with self._lock:
