@@ -644,7 +644,11 @@ def landed_since(landing: DataFrame, staged: DataFrame | None) -> DataFrame:
     (macros/summaries.sql `cdc_landed_after_held`, through `cdc_new_landing_rows`, is the SQL
     models' copy of this rule). The watermarks (one row per feed) come to the driver first and go
     into the filter as constants: Spark hands such a filter to the Parquet scan, which skips the
-    files of older loads instead of reading every landed value and dropping it after a join."""
+    files of older loads instead of reading every landed value and dropping it after a join.
+    Nothing landed since: a selection Spark runs without a task, so that the model's decoder starts
+    no Python worker (3 s for the first Python model of a run that stages nothing, as the SQL
+    models' cdc_skip_write_when_nothing_new runs no query); finding that out is one scan that stops
+    at the first new row and skips the older loads' row groups."""
     if staged is None:
         return landing
     held = (
@@ -660,4 +664,5 @@ def landed_since(landing: DataFrame, staged: DataFrame | None) -> DataFrame:
     for row in held:
         until = F.expr(f"timestamp_micros({int(row['held_until'])})")
         new_rows = new_rows | ((F.col("feed") == F.lit(row["source_name"])) & (F.col("landed_at") > until))
-    return landing.where(new_rows)
+    since = landing.where(new_rows)
+    return landing.where(F.lit(False)) if since.isEmpty() else since

@@ -249,6 +249,32 @@ def test_round_trip_of_both_file_kinds(spark, tmp_path, feed):
 
 
 @pytest.mark.spark
+def test_landed_since_selects_the_new_loads_and_runs_no_task_without_one(spark, tmp_path):
+    """What a Python staging model decodes (landing.landed_since): every row on a full build, the
+    loads of each feed landed after its newest staged one, and a feed never staged whole. With
+    nothing new, the selection runs no task: a decoder mapped over it is never called, so no Python
+    worker starts."""
+    at = [dt.datetime(2024, 1, 1, hour) for hour in range(4)]
+    rows = [("a", at[0], 1), ("a", at[2], 2), ("b", at[1], 3), ("c", at[3], 4), (None, at[3], 5)]
+    # Read from files, as a landing table is: a selection of rows given in memory is computed
+    # while Spark plans it, never by a task.
+    spark.createDataFrame(rows, "feed string, landed_at timestamp, n int").write.parquet(str(tmp_path / "landed"))
+    landed_rows = spark.read.parquet(str(tmp_path / "landed"))
+    staged = spark.createDataFrame([("a", at[1]), ("b", at[1])], "source_name string, landed_at timestamp")
+    numbers = lambda df: sorted(row["n"] for row in df.collect())  # noqa: E731
+    assert numbers(landing.landed_since(landed_rows, None)) == [1, 2, 3, 4, 5]
+    assert numbers(landing.landed_since(landed_rows, staged)) == [2, 4, 5]
+
+    def never_called(batches):
+        raise AssertionError("a decoder ran over a selection with nothing new")
+        yield from batches
+
+    nothing = spark.createDataFrame([("a", at[3]), ("b", at[3])], "source_name string, landed_at timestamp")
+    quiet = landing.landed_since(landed_rows.where("feed in ('a', 'b')"), nothing)
+    assert quiet.mapInArrow(never_called, quiet.schema).count() == 0
+
+
+@pytest.mark.spark
 def test_duplicate_load_is_refused_unless_allowed(spark, tmp_path, feed):
     path = tmp_path / "batch.jsonl"
     path.write_bytes(b'{"id": 1}\n{"id": 2}\n')
