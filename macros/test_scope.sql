@@ -56,8 +56,8 @@
         {#- A test of each row (not_null, accepted_values, expression_is_true) that one query,
             shared with the model's other such tests, found without a failing row in this scope
             reads nothing (adapter row_checks); one with failing rows reads its scope and reports
-            them. Only when tests
-            run: `dbt compile` and `dbt docs generate` show each test's own query. -#}
+            them. Only when tests run: `dbt compile` and `dbt docs generate` show each test's own
+            query. -#}
         {{ return('(select * from ' ~ scoped ~ ' as cdc_checked where false)') }}
     {%- endif -%}
     {{ return(scoped) }}

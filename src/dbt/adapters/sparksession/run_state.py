@@ -16,8 +16,8 @@ that run after them (dbt runs nodes in threads: every access holds the lock).
 - The newest built_at of every relation a data test scopes, and the rows stamped with it where
   no write of the invocation counted them: one query per relation, not one per test (a model has
   up to twenty tests, which compile concurrently: the later ones wait for the first one's query).
-- The failing rows per test of a model's not_null and accepted_values tests, counted by one query
-  per scope (row_checks).
+- The failing rows per test of a model's tests of each row (not_null, accepted_values,
+  expression_is_true), counted by one query per scope (row_checks).
 
 State of an earlier invocation in the same process (dbt's Python API) is dropped when a call names
 another invocation id.
