@@ -646,7 +646,7 @@ def landed_since(landing: DataFrame, staged: DataFrame | None) -> DataFrame:
     into the filter as constants: Spark hands such a filter to the Parquet scan, which skips the
     files of older loads instead of reading every landed value and dropping it after a join.
     Nothing landed since: a selection Spark runs without a task, so that the model's decoder starts
-    no Python worker (3 s for the first Python model of a run that stages nothing, as the SQL
+    no Python worker (1-1.5 s of the first Python model of a run that stages nothing, as the SQL
     models' cdc_skip_write_when_nothing_new runs no query); finding that out is one scan that stops
     at the first new row and skips the older loads' row groups."""
     if staged is None:
