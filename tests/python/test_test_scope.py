@@ -95,9 +95,9 @@ EXPECTED = {
     # Tests of each row: the second run's bad rows when scoped, everyone's in the full check.
     "rows_id_not_null": Expected(1, 2),
     "rows_status_ok": Expected(1, 2),
-    # Tests of each row of one model are counted by one query (row_checks): a
-    # failing one still counts its own rows (accepted_values: one per bad value, 'bogus' twice
-    # in the full check), a passing one finds none, a `where` is kept.
+    # Tests of each row of one model are counted by one query (row_checks): a failing one still
+    # counts its own rows (accepted_values: one per bad value, 'bogus' twice in the full check),
+    # a passing one finds none, a `where` is kept.
     "rows_status_accepted": Expected(1, 1),
     "rows_status_accepted_but_6": Expected(0, 1),
     "rows_parent_not_null": Expected(0, 0),
@@ -356,7 +356,7 @@ def test_compile_shows_each_row_checks_own_query(fixture_dbt: FixtureDbt) -> Non
 
 
 @pytest.mark.spark
-def test_a_selected_column_check_is_counted_with_the_selected_ones_alone(fixture_dbt: FixtureDbt) -> None:
+def test_a_selected_row_check_is_counted_with_the_selected_ones_alone(fixture_dbt: FixtureDbt) -> None:
     """`dbt test --select` one passing row check: no other test is selected, so it is checked
     by its own query; with a sibling selected, both are counted by one."""
     (alone,) = fixture_dbt("test", "--select", "rows_parent_not_null").result.results
