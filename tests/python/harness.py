@@ -375,10 +375,19 @@ def staged_files() -> dict[str, set[str]]:
     }
 
 
+def event_files() -> list[str]:
+    """The data files of int_change_events."""
+    return list(spark_session().table(f"{INTERMEDIATE_SCHEMA}.int_change_events").inputFiles())
+
+
 def final_event_files() -> set[str]:
     """The data files of int_change_events' `event_slice=final` partition, which runs append to."""
-    files = spark_session().table(f"{INTERMEDIATE_SCHEMA}.int_change_events").inputFiles()
-    return {f for f in files if "/event_slice=final/" in f}
+    return {f for f in event_files() if "/event_slice=final/" in f}
+
+
+def pair_slice_files() -> Counter[str]:
+    """How many data files each of int_change_events' pair partitions (`event_slice=pair_<n>`) has."""
+    return Counter(Path(f).parent.name for f in event_files() if "/event_slice=pair_" in f)
 
 
 def workload_build() -> dict[str, Any]:
@@ -387,14 +396,15 @@ def workload_build() -> dict[str, Any]:
     incrementally, one run each (`after_load_2`, `final`); the same input built again (`rerun`);
     then `--full-refresh` (`full_refresh`). Returns those snapshots plus `out_dir`, the
     generator's `manifest`, `staged_files` (the staging tables' data files after each load) and
-    `final_event_files` (those of int_change_events' appended partition after each load)."""
+    `final_event_files` (those of int_change_events' appended partition after each load) and
+    `pair_slice_files` (the number of files in each of its pair partitions after each load)."""
     if "workload" not in _STATE:
         from cdc_unify.contract import DIALECTS
         from cdc_unify.generator.run import generate
 
         out_dir = harness_root() / "workload"
         manifest = generate(events=WORKLOAD_EVENTS, seed=WORKLOAD_SEED, out_dir=out_dir, dialects=DIALECTS)
-        snapshots, files, event_files = [], [], []
+        snapshots, files, event_files, pair_files = [], [], [], []
         for load in (1, 2, 3):
             for dialect in DIALECTS:
                 land_load(out_dir, dialect, load, replace=load == 1)
@@ -402,6 +412,7 @@ def workload_build() -> dict[str, Any]:
             snapshots.append(snapshot())
             files.append(staged_files())
             event_files.append(final_event_files())
+            pair_files.append(pair_slice_files())
         build_all()
         rerun = snapshot()
         build_all(full_refresh=True)
@@ -413,6 +424,7 @@ def workload_build() -> dict[str, Any]:
             "final": snapshots[2],
             "staged_files": tuple(files),
             "final_event_files": tuple(event_files),
+            "pair_slice_files": tuple(pair_files),
             "rerun": rerun,
             "full_refresh": snapshot(),
         }

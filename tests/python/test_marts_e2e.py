@@ -243,6 +243,15 @@ def test_incremental_runs_append_events_and_rewrite_none_of_the_final_ones(workl
     assert after_1 and after_1 < after_2 < final
 
 
+def test_each_pair_partition_of_the_events_is_one_file_after_every_run(workload) -> None:
+    """int_change_events' pair partitions (events of split halves), rewritten by the runs whose
+    halves touch them, hold one file each after every run: one per task that wrote rows there
+    (the rebuilt pairs and the kept events come from different tasks) would be listed and opened
+    by every later scan of the table."""
+    for load, files in enumerate(workload["pair_slice_files"], start=1):
+        assert files and set(files.values()) == {1}, (load, files)
+
+
 def test_incremental_run_equals_full_refresh(workload) -> None:
     # built_at says which run wrote a row (docs/testing.md): the full refresh wrote every row later.
     # A rerun on unchanged input rewrites none, so the test above compares it too.
