@@ -293,9 +293,9 @@ units_{{ suffix }} as (
 {%- endmacro %}
 
 {% macro cdc_built_and_kept(built, kept, columns) -%}
-    {#- The final select of a key-level incremental model: the rows it built, stamped with this run's
-        built_at, and, on an incremental run, the stored rows it keeps in the partitions it
-        overwrites, with the built_at of the run that built them. -#}
+    {#- The rows a key-level incremental model writes into the partitions it overwrites: those it
+        built, stamped with this run's built_at, and, on an incremental run, the stored rows it
+        keeps there, with the built_at of the run that built them. -#}
     select {{ columns | join(', ') }}, {{ cdc_built_at() }} as built_at
     from {{ built }}
     {%- if is_incremental() %}

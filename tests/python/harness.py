@@ -375,19 +375,19 @@ def staged_files() -> dict[str, set[str]]:
     }
 
 
-def event_files() -> list[str]:
+def event_data_files() -> list[str]:
     """The data files of int_change_events."""
     return list(spark_session().table(f"{INTERMEDIATE_SCHEMA}.int_change_events").inputFiles())
 
 
 def final_event_files() -> set[str]:
     """The data files of int_change_events' `event_slice=final` partition, which runs append to."""
-    return {f for f in event_files() if "/event_slice=final/" in f}
+    return {f for f in event_data_files() if "/event_slice=final/" in f}
 
 
 def pair_slice_files() -> Counter[str]:
     """How many data files each of int_change_events' pair partitions (`event_slice=pair_<n>`) has."""
-    return Counter(Path(f).parent.name for f in event_files() if "/event_slice=pair_" in f)
+    return Counter(Path(f).parent.name for f in event_data_files() if "/event_slice=pair_" in f)
 
 
 def workload_build() -> dict[str, Any]:
