@@ -12,6 +12,9 @@ For each workload (bench/workloads.py; generated once, reused from --work-dir af
 4. land batch 2 (~1%; with --delta N exactly N messages of the same mix, cut from a batch 2
    generated larger) and run `dbt build` again (incremental): wall and build time and their
    ratio to the full build and to the empty build;
+   With --runs K, those messages land in K parts of successive offsets, each built by an
+   incremental `dbt build` of its own (a deployment building every few minutes), with the data
+   files of every table counted after each: the last run stands for the incremental run;
 5. `dbt build` once more with nothing new landed (rerun): what every incremental run pays
    whatever it has to do (per-node planning, reading to find what changed, data tests).
 With --empty-build, first the same build on empty landing tables (a warehouse of its own): the
@@ -55,6 +58,7 @@ from workloads import (
     log,
     parse_size,
     parse_spec,
+    split_runs,
     with_delta,
 )
 
@@ -266,14 +270,16 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         if set(spec.dialects) & set(python_staged_dialects()):
             log(f"[bench] {spec.label}: decoder floor of the Python staging models")
             report["decoder_floor"] = runner.spark_step("decoder-floor")
-    if not args.no_incremental and batch2:
+    if not args.no_incremental and batch2 and args.runs > 1:
+        successive_runs(runner, report, incremental_land, args.runs)
+    elif not args.no_incremental and batch2:
         landed = spec.delta or batch2
         log(f"[bench] {spec.label}: landing {landed:,} messages of batch 2 and incremental dbt build")
         report["land_batch2"] = runner.spark_step("land", *incremental_land)
         report["incremental"] = runner.dbt_build("incremental")
-        if not args.no_rerun:
-            log(f"[bench] {spec.label}: dbt build again with nothing new landed (rerun)")
-            report["rerun"] = runner.dbt_build("rerun")
+    if "incremental" in report and not args.no_rerun:
+        log(f"[bench] {spec.label}: dbt build again with nothing new landed (rerun)")
+        report["rerun"] = runner.dbt_build("rerun")
     if args.backfill:
         batch1_land = ["--data-dir", str(data_dir), "--batch", "1"]
         backfill(runner, report, [batch1_land, *([incremental_land] if "incremental" in report else [])])
@@ -284,6 +290,42 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         written["cpu_seconds"] = sum(t["read_write_cpu_seconds"] for t in written["tables"].values())
     report["figures"] = figures(report)
     return report
+
+
+def successive_runs(runner: Runner, report: dict[str, Any], landing: list[str], runs: int) -> None:
+    """--runs: what the incremental run lands (a delta or batch 2) landed in `runs` parts of
+    successive offsets, a minute apart, each built by an incremental `dbt build` of its own, as a
+    deployment building every few minutes sees it; after each, the data files of every table the
+    build writes (data_files). The last run stands for the incremental run in the figures: what a
+    run costs once runs before it have left their files."""
+    data_dir = Path(landing[landing.index("--data-dir") + 1])
+    whole = landing[landing.index("--file") + 1] if "--file" in landing else "batch-2.parquet"
+    names = split_runs(data_dir, report["dialects"], whole, runs)
+    base = [arg for i, arg in enumerate(landing) if arg != "--file" and (i == 0 or landing[i - 1] != "--file")]
+    report["runs"] = []
+    for run, name in enumerate(names, 1):
+        log(f"[bench] {report['workload']}: run {run} of {runs}: landing {name} and incremental dbt build")
+        landed = runner.spark_step("land", *base, "--file", name, "--minutes-after", str(run - 1), label=f"run{run}")
+        built = runner.dbt_build(f"run-{run}")
+        report["runs"].append({**built, "messages": sum(landed["rows"].values()), "data_files": data_files(runner)})
+    report["incremental"] = report["runs"][-1]
+
+
+def data_files(runner: Runner) -> dict[str, int]:
+    """Visible data files of each table of the main warehouse but the landing tables (schema.table)."""
+    counts = {}
+    for schema in sorted(runner.warehouse.glob("*.db")):
+        if schema.name == "landing.db":
+            continue
+        for table in sorted(p for p in schema.iterdir() if p.is_dir()):
+            counts[f"{schema.stem}.{table.name}"] = sum(
+                1
+                for folder, _, names in os.walk(table)
+                for name in names
+                if not name.startswith(("_", "."))
+                and not any(part.startswith(("_", ".")) for part in Path(folder).relative_to(table).parts)
+            )
+    return counts
 
 
 def backfill(runner: Runner, report: dict[str, Any], landings: list[list[str]]) -> None:
@@ -321,6 +363,7 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
     empty, written, backfilled = report.get("empty", {}), report.get("write_floor", {}), report.get("backfill", {})
     checked = report.get("backfill_check", {})
     floor = report.get("parse_floor", {})
+    runs = report.get("runs", [])
     messages = report["messages"]["batch1"]
     delta = report.get("delta", {}).get("messages")
     build, build_cpu = full.get("build_seconds"), full.get("build_cpu_seconds")
@@ -344,9 +387,16 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
         "incremental_over_full_wall": ratio(incremental.get("process", {}).get("wall_seconds"), wall),
         "incremental_over_full_build": ratio(incremental.get("build_seconds"), build),
         "incremental_over_full_build_cpu": ratio(incremental.get("build_cpu_seconds"), build_cpu),
-        # The delta (--delta) or, without one, the whole batch 2.
+        # The delta (--delta) or, without one, the whole batch 2; with --runs, the last run's part.
         "delta": delta,
-        "incremental_messages": (delta or report["messages"]["batch2"]) if incremental else None,
+        "incremental_messages": (
+            runs[-1]["messages"] if runs else (delta or report["messages"]["batch2"]) if incremental else None
+        ),
+        "runs": len(runs) or None,
+        "first_run_build_seconds": rounded(runs[0].get("build_seconds")) if runs else None,
+        "last_over_first_run": ratio(runs[-1].get("build_seconds"), runs[0].get("build_seconds")) if runs else None,
+        "data_files_after_first_run": sum(runs[0]["data_files"].values()) if runs else None,
+        "data_files_after_last_run": sum(runs[-1]["data_files"].values()) if runs else None,
         "incremental_over_empty_build": ratio(incremental.get("build_seconds"), empty.get("build_seconds")),
         "rerun_over_empty_build": ratio(rerun.get("build_seconds"), empty.get("build_seconds")),
         "empty_build_seconds": rounded(empty.get("build_seconds")),
@@ -532,6 +582,41 @@ def growth_rows(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+RUN_COLUMNS = (
+    ("workload", "workload", "{}"),
+    ("run", "run", "{}"),
+    ("messages", "messages", "{:,}"),
+    ("build s", "build_seconds", "{:.1f}"),
+    ("build CPU s", "build_cpu_seconds", "{:.1f}"),
+    ("/first run", "over_first", "{:.2f}"),
+    ("data files", "files", "{:,}"),
+    ("most files", "most", "{}"),
+)
+
+
+def run_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each of the successive runs (--runs): its build and the data files the tables hold after it,
+    with the three tables holding most."""
+    rows = []
+    first = report["runs"][0].get("build_seconds")
+    for number, run in enumerate(report["runs"], 1):
+        files = run["data_files"]
+        most = sorted(files, key=lambda name: (-files[name], name))[:3]
+        rows.append(
+            {
+                "workload": report["workload"],
+                "run": number,
+                "messages": run["messages"],
+                "build_seconds": run.get("build_seconds"),
+                "build_cpu_seconds": run.get("build_cpu_seconds"),
+                "over_first": ratio(run.get("build_seconds"), first),
+                "files": sum(files.values()),
+                "most": ", ".join(f"{name.split('.')[-1]} {files[name]}" for name in most),
+            }
+        )
+    return rows
+
+
 def table(reports: list[dict[str, Any]]) -> str:
     lines = render(COLUMNS, [figure_row(report) for report in reports])
     lines += ["", "Incremental cost against the empty build and, with a delta, against the smallest history:"]
@@ -540,6 +625,10 @@ def table(reports: list[dict[str, Any]]) -> str:
     if staged:
         lines += ["", "Staging models of the full build against their dialect's floors:"]
         lines += render(STAGING_COLUMNS, staged)
+    ran = [row for report in reports if report.get("runs") for row in run_rows(report)]
+    if ran:
+        lines += ["", "Successive incremental runs (--runs), each landing its part of the new messages:"]
+        lines += render(RUN_COLUMNS, ran)
     backfilled = [figure_row(report) for report in reports if built(report, "backfill")]
     if backfilled:
         lines += ["", "Backfill: every message at once into built tables, without --full-refresh:"]
@@ -713,6 +802,14 @@ def main(argv: list[str] | None = None) -> int:
         help="the incremental run lands N messages (e.g. 10000, 10k) of batch 2's mix instead of the ~1%% batch 2;"
         " batch 1 then holds about the workload's size",
     )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=1,
+        metavar="K",
+        help="land the incremental run's messages (the delta, or batch 2) in K parts, one incremental build"
+        " each (a deployment building every few minutes); the last stands for the incremental run",
+    )
     parser.add_argument("--no-incremental", action="store_true", help="skip the incremental run")
     parser.add_argument(
         "--no-rerun", action="store_true", help="skip the build with nothing new after the incremental run"
@@ -747,6 +844,8 @@ def main(argv: list[str] | None = None) -> int:
             with_delta(parse_spec(text), args.delta) for text in (QUICK_WORKLOADS if args.quick else args.workloads)
         ]
         env_conf(" ".join(args.conf))
+        if args.runs < 1 or (args.runs > 1 and args.backfill):
+            raise ValueError("--runs takes a count of at least 1, and no --backfill (which lands the messages at once)")
     except ValueError as exc:
         parser.error(str(exc))
     args.work_dir = args.work_dir.resolve()

@@ -61,9 +61,12 @@ def python_staged_dialects() -> list[str]:
     return [dialect for dialect in DIALECTS if (STAGING_MODELS / dialect / f"stg_{dialect}__changes.py").is_file()]
 
 
-def land(spark: SparkSession, data_dir: Path, batch: int, file_name: str | None = None) -> dict[str, int]:
+def land(
+    spark: SparkSession, data_dir: Path, batch: int, file_name: str | None = None, minutes_after: int = 0
+) -> dict[str, int]:
     """Append batch `batch` of every generated dialect (or its file `file_name`, e.g. a delta cut
-    from batch 2, landed at the batch's time); Spark reads the Parquet itself (no driver copy)."""
+    from batch 2, landed at the batch's time, or `minutes_after` it: a later run's load); Spark
+    reads the Parquet itself (no driver copy)."""
     landing.create_landing_tables(spark)
     rows = {}
     for dialect in DIALECTS:
@@ -72,7 +75,10 @@ def land(spark: SparkSession, data_dir: Path, batch: int, file_name: str | None 
             continue
         records = spark.read.parquet(str(path))
         landing.append_landing(
-            landing.kafka_to_landing(records, f"{FEED_PREFIX}_{dialect}", F.lit(BATCH_LANDED_AT[batch])), dialect
+            landing.kafka_to_landing(
+                records, f"{FEED_PREFIX}_{dialect}", F.lit(BATCH_LANDED_AT[batch] + dt.timedelta(minutes=minutes_after))
+            ),
+            dialect,
         )
         rows[dialect] = records.count()
         print(f"[land] batch {batch}: {dialect} {rows[dialect]:,} messages", file=sys.stderr, flush=True)
@@ -334,6 +340,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data-dir", type=Path, help="generator output (land)")
     parser.add_argument("--batch", type=int, choices=sorted(BATCH_LANDED_AT), default=1, help="batch to land")
     parser.add_argument("--file", help="each dialect's file to land instead of batch-BATCH.parquet (land)")
+    parser.add_argument(
+        "--minutes-after", type=int, default=0, help="land that many minutes after the batch's time (land)"
+    )
     parser.add_argument("--result", type=Path, required=True, help="JSON file the figures are written to")
     args = parser.parse_args(argv)
 
@@ -345,7 +354,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.step == "land":
         if args.data_dir is None:
             parser.error("land needs --data-dir")
-        figures: dict = {"rows": land(spark, args.data_dir, args.batch, args.file)}
+        figures: dict = {"rows": land(spark, args.data_dir, args.batch, args.file, args.minutes_after)}
     elif args.step == "parse-floor":
         figures = {"dialects": parse_floor(spark)}
     elif args.step == "decoder-floor":

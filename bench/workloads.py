@@ -158,6 +158,32 @@ def delta_file(delta: int) -> str:
     return f"delta-{delta}.parquet"
 
 
+def run_file(file_name: str, run: int, runs: int) -> str:
+    """A dialect's landing records of run `run` of `runs` successive runs landing `file_name`."""
+    return f"{file_name.removesuffix('.parquet')}-run{run}of{runs}.parquet"
+
+
+def split_runs(data_dir: Path, dialects: Sequence[str], file_name: str, runs: int) -> list[str]:
+    """Each dialect's `file_name` (a delta or batch 2) cut into `runs` files of successive offsets
+    per partition, as successive runs of a deployment receive them (run_file); their names."""
+    for dialect in dialects:
+        path = data_dir / dialect / file_name
+        if not path.is_file():
+            continue
+        table = pq.read_table(path)
+        partitions, offsets = table["partition"].to_pylist(), table["offset"].to_pylist()
+        run_of: dict[tuple[int, int], int] = {}
+        for partition in set(partitions):
+            ordered = sorted(o for p, o in zip(partitions, offsets, strict=True) if p == partition)
+            run_of |= {(partition, o): i * runs // len(ordered) for i, o in enumerate(ordered)}
+        for run in range(runs):
+            kept = [run_of[record] == run for record in zip(partitions, offsets, strict=True)]
+            pq.write_table(
+                table.filter(kept), data_dir / dialect / run_file(file_name, run + 1, runs), compression="zstd"
+            )
+    return [run_file(file_name, run + 1, runs) for run in range(runs)]
+
+
 def split_exactly(total: int, sizes: Sequence[int]) -> list[int]:
     """`total` (at most sum(sizes)) split in proportion to `sizes`, largest remainders first."""
     whole = sum(sizes)

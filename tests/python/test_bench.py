@@ -445,6 +445,55 @@ def test_a_delta_cut_from_generated_batches_lands_exactly_n_records_of_batch_2_i
             assert runs in ([True], [True, False], [True, False, True, False]), (dialect, partition, runs)
 
 
+def test_successive_runs_land_every_record_once_in_order_in_parts_of_about_equal_size(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    records = [(p, o) for p in (0, 1) for o in range(10 * p, 10 * p + 7 + 3 * p)]
+    (tmp_path / "canal_json").mkdir()
+    table = pa.table({"partition": [p for p, _ in records], "offset": [o for _, o in records]})
+    pq.write_table(table, tmp_path / "canal_json" / "delta-17.parquet")
+
+    names = workloads.split_runs(tmp_path, ["canal_json", "debezium_json"], "delta-17.parquet", 3)
+
+    parts = [pq.read_table(tmp_path / "canal_json" / name).to_pylist() for name in names]
+    landed = [(r["partition"], r["offset"]) for part in parts for r in part]
+    assert sorted(landed) == sorted(records) and len(landed) == len(records)
+    for partition, size in ((0, 7), (1, 10)):
+        runs = [[r["offset"] for r in part if r["partition"] == partition] for part in parts]
+        assert [o for run in runs for o in run] == sorted(o for p, o in records if p == partition)
+        assert max(map(len, runs)) - min(map(len, runs)) <= 1 and sum(map(len, runs)) == size
+    assert not (tmp_path / "debezium_json").exists()
+
+
+def test_figures_of_successive_runs_compare_the_last_with_the_first_and_count_files():
+    runs = [
+        build_summary(50.0, 80.0, 3000) | {"messages": 10, "data_files": {"s.a": 4, "s.b": 1}},
+        build_summary(60.0, 90.0, 3000) | {"messages": 11, "data_files": {"s.a": 9, "s.b": 2}},
+    ]
+    report = {
+        "workload": "mixed:1k",
+        "messages": {"batch1": 1000, "batch2": 21},
+        "full": build_summary(400, 800, 3000),
+        "runs": runs,
+        "incremental": runs[-1],
+    }
+
+    figures = bench_run.figures(report)
+
+    assert (figures["runs"], figures["incremental_messages"], figures["first_run_build_seconds"]) == (2, 11, 50.0)
+    assert figures["last_over_first_run"] == 1.2 and figures["incremental_build_seconds"] == 60.0
+    assert (figures["data_files_after_first_run"], figures["data_files_after_last_run"]) == (5, 11)
+    printed = bench_run.table([report | {"figures": figures}])
+    assert "Successive incremental runs" in printed and "a 9, b 2" in printed
+
+
+def test_runs_and_a_backfill_are_refused_together(capsys):
+    with pytest.raises(SystemExit):
+        bench_run.main(["--runs", "3", "--backfill", "--workloads", "mixed:1k"])
+    assert "--runs" in capsys.readouterr().err
+
+
 def figures_of(workload: str, messages: int, delta: int | None, incremental: float, empty: float = 40.0) -> dict:
     report = {
         "workload": workload,

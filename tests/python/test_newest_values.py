@@ -121,7 +121,7 @@ def test_an_appending_write_carries_the_kept_values_without_reading_the_table(
     create("pending", APPENDED, partitioned)
     queried = queried_tables(monkeypatch)
     layout = pending_writes.Layout(("bucket",) if partitioned else ())
-    assert pending_writes.apply_written(spark_session(), relation("pending"), relation("target"), layout)
+    assert pending_writes.apply_written(spark_session(), relation("pending"), relation("target"), layout).rows
     assert newest("target") == truth(STORED + APPENDED)
     assert newest("target", OVERALL) == truth(STORED + APPENDED, grouped=False)
     assert set(queried) == {table("pending")}
@@ -134,7 +134,7 @@ def test_a_write_that_replaces_a_partition_drops_the_kept_values(monkeypatch: py
     rewritten: list[Row] = [("a", 120, 2)]
     create("pending", rewritten, partitioned=True)
     layout = pending_writes.Layout(("bucket",), replace=True)
-    assert pending_writes.apply_written(spark_session(), relation("pending"), relation("target"), layout)
+    assert pending_writes.apply_written(spark_session(), relation("pending"), relation("target"), layout).rows
     assert newest_values.stored(spark_session(), table("target")) == {}
     assert newest("target") == truth([row for row in STORED if row[2] != 2] + rewritten)
 

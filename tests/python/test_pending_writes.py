@@ -163,7 +163,7 @@ def test_an_empty_write_adds_no_file(partitioned: bool) -> None:
     spark.sql(f"create table {SCHEMA}.pending using parquet as select * from {SCHEMA}.target where false")
     before = set(spark.table(f"{SCHEMA}.target").inputFiles())
     layout = pending_writes.Layout(("bucket",) if partitioned else ())
-    assert pending_writes.apply_written(spark, relation("pending"), relation("target"), layout) == 0
+    assert pending_writes.apply_written(spark, relation("pending"), relation("target"), layout).rows == 0
     spark.sql(f"refresh table {SCHEMA}.target")
     assert set(spark.table(f"{SCHEMA}.target").inputFiles()) == before
     assert rows("target") == as_rows(TARGET)
@@ -199,11 +199,27 @@ def test_a_written_write_with_rows_is_applied_and_counted() -> None:
     spark = spark_session()
     create("target", TARGET, partitioned=True)
     create("pending", PENDING, partitioned=True)
-    assert pending_writes.apply_written(spark, relation("pending"), relation("target"), BUCKETS_REPLACED) == len(
+    assert pending_writes.apply_written(spark, relation("pending"), relation("target"), BUCKETS_REPLACED).rows == len(
         PENDING
     )
     assert rows("target") == expected(replace=True)
     assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
+
+
+def test_a_written_write_names_the_files_it_added_to_the_partitions_it_appended_to() -> None:
+    """What the merge of small files after a write leaves alone (compaction.py): the files the write
+    just added, in the partitions it added to; none of a partition it replaced."""
+    spark = spark_session()
+    create("target", TARGET, partitioned=True)
+    create("pending", PENDING, partitioned=True)
+    pending_files = {
+        (Path(urlparse(file).path).parent.name, Path(urlparse(file).path).name)
+        for file in spark.table(f"{SCHEMA}.pending").inputFiles()
+    }
+    layout = pending_writes.Layout(("bucket",), True, ("bucket=3",))
+    written = pending_writes.apply_written(spark, relation("pending"), relation("target"), layout)
+    assert written.appended == {"bucket=3": {name for folder, name in pending_files if folder == "bucket=3"}}
+    assert written.appended["bucket=3"] and written.rows == len(PENDING)
 
 
 def test_create_table_as_over_a_killed_ones_folder() -> None:
@@ -247,7 +263,7 @@ def test_a_write_registers_the_partitions_it_adds_by_name(adds_a_partition: bool
     written = [(1, "e"), (3, "f")] + ([(4, "h")] if adds_a_partition else [])
     create("pending", written, partitioned=True)
     session = RecordingSession(spark)
-    assert pending_writes.apply_written(session, relation("pending"), relation("target"), BUCKETS_REPLACED)
+    assert pending_writes.apply_written(session, relation("pending"), relation("target"), BUCKETS_REPLACED).rows
     registered = [statement for statement in session.statements if "partition" in statement]
     assert registered == (
         [f"alter table `{SCHEMA}`.`target` add if not exists partition (`bucket` = '4')"] if adds_a_partition else []

@@ -11,7 +11,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter
 from pyspark.sql import SparkSession
 
-from dbt.adapters.sparksession import newest_values, pending_writes, row_checks
+from dbt.adapters.sparksession import compaction, newest_values, pending_writes, row_checks
 from dbt.adapters.sparksession.connections import SparkSessionConnectionManager
 from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
 from dbt.adapters.sparksession.run_state import RunState
@@ -40,27 +40,41 @@ class SparkSessionAdapter(SparkAdapter):
     @available
     def apply_pending_write(self, pending: BaseRelation, target: BaseRelation, layout: dict[str, Any]) -> bool:
         """Finish (or, left by a killed run, redo) an incremental write: pending_writes.apply_pending
-        (`layout`: pending_writes.Layout.of)."""
-        return pending_writes.apply_pending(self._session(), pending, target, pending_writes.Layout.of(layout))
+        (`layout`: pending_writes.Layout.of), after a merge of small files a killed run left
+        (compaction.apply_killed)."""
+        session, write_layout = self._session(), pending_writes.Layout.of(layout)
+        compaction.apply_killed(session, target, len(write_layout.partition_by))
+        return pending_writes.apply_pending(session, pending, target, write_layout)
 
     @available
     def apply_killed_write(self, pending: BaseRelation, target: BaseRelation, layout: dict[str, Any]) -> bool:
         """A killed run's pending write of an existing table, applied when the next run starts; one of
         a table that no longer exists is left to its model's next build, which drops it."""
-        session = self._session()
+        session, write_layout = self._session(), pending_writes.Layout.of(layout)
+        merged = compaction.apply_killed(session, target, len(write_layout.partition_by))
         if not pending_writes.table_exists(session, pending) or not pending_writes.table_exists(session, target):
-            return False
-        return pending_writes.apply_pending(session, pending, target, pending_writes.Layout.of(layout))
+            return merged
+        return pending_writes.apply_pending(session, pending, target, write_layout)
 
     @available
     def apply_written(
         self, invocation_id: str, pending: BaseRelation, target: BaseRelation, layout: dict[str, Any]
     ) -> int:
-        """Apply the pending write a run has just made (pending_writes.apply_written) and remember
-        for the invocation's data tests how many rows it had."""
-        rows = pending_writes.apply_written(self._session(), pending, target, pending_writes.Layout.of(layout))
-        self._run.record_write(invocation_id, target, rows)
-        return rows
+        """Apply the pending write a run has just made (pending_writes.apply_written), remember for
+        the invocation's data tests how many rows it had, then merge the small files of the
+        partitions it appended to (compaction, with the layout's compact_fan_in)."""
+        session, write_layout = self._session(), pending_writes.Layout.of(layout)
+        applied = pending_writes.apply_written(session, pending, target, write_layout)
+        self._run.record_write(invocation_id, target, applied.rows)
+        if write_layout.compact_fan_in and applied.appended:
+            merged = compaction.compact(
+                session, target, write_layout.partition_by, applied.appended, write_layout.compact_fan_in
+            )
+            if merged:
+                logger.info(
+                    f"{target.identifier}: {merged} small files merged (compact_fan_in {write_layout.compact_fan_in})"
+                )
+        return applied.rows
 
     @available
     def skip_write(self, invocation_id: str, relation: BaseRelation) -> str:
@@ -206,6 +220,11 @@ class SparkSessionAdapter(SparkAdapter):
         """Discard a killed run's pending write (a full build replaces what it would have changed)."""
         self._session().sql(f"drop table if exists `{pending.schema}`.`{pending.identifier}`")
         pending_writes.clear_unregistered_location(self._session(), pending)
+
+    @available
+    def drop_compaction(self, target: BaseRelation) -> None:
+        """Discard a killed run's merge of small files of `target` (a full build replaces the table)."""
+        compaction.drop(self._session(), target)
 
     @available
     def clear_unregistered_location(self, relation: BaseRelation) -> bool:

@@ -165,3 +165,21 @@ def carry(
                 keep[key] = encode(after, merged(values, compute(spark, pending, Newest.of_key(key))))
     store(spark, target, keep)
     forget(spark, target, [key for key in texts if key not in keep])
+
+
+def refile(spark: SparkSession, files: Any, table: str, root: Any, removed: set[str], added: set[str]) -> None:
+    """Before files of table `table` (folder `root`) are replaced by others holding the same rows
+    (compaction: `removed` and `added`, as TableFiles.file_entries names them): each stored newest
+    value still matching the table's files kept under the token of its files after, others dropped."""
+    texts = stored(spark, table)
+    if not texts:
+        return
+    entries = files.file_entries(root)
+    current, after = token(entries), token((entries - removed) | added)
+    keep = {}
+    for key, text in texts.items():
+        stored_token, values = decode(text)
+        if stored_token == current:
+            keep[key] = encode(after, values)
+    store(spark, table, keep)
+    forget(spark, table, [key for key in texts if key not in keep])

@@ -77,6 +77,28 @@ class TableFiles:
         """The row count a Parquet file's footer records: one small read at the file's end."""
         raise NotImplementedError
 
+    def uri(self, path: Any) -> str:
+        """`path` as a URI Spark's readers take."""
+        raise NotImplementedError
+
+    def write_text(self, path: Any, text: str) -> None:
+        """A new file `path` holding `text` (UTF-8), replacing any."""
+        raise NotImplementedError
+
+    def read_text(self, path: Any) -> str | None:
+        """The text of file `path`; None if there is none."""
+        raise NotImplementedError
+
+    def write_text_atomically(self, path: Any, text: str) -> None:
+        """`write_text`, seen whole or not at all: written beside `path`, then renamed to it."""
+        written = self.child(self.parent(path), f"{self.name(path)}.tmp")
+        self.write_text(written, text)
+        if not self.rename(written, path):
+            raise OSError(f"could not move {written} to {path}")
+
+    def name(self, path: Any) -> str:
+        raise NotImplementedError
+
     def file_entries(self, root: Any) -> set[str]:
         """`relative path:bytes` of every visible file under folder `root` (partition folders
         included; hidden entries such as _SUCCESS, .crc files and _temporary folders left out)."""
@@ -175,9 +197,31 @@ class LocalFiles(TableFiles):
             shutil.rmtree(path)
         elif os.path.exists(path):
             os.remove(path)
+            # A file Hadoop wrote keeps its checksum beside it (rename): it goes with the file.
+            checksum = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.crc")
+            if os.path.isfile(checksum):
+                os.remove(checksum)
 
     def parquet_rows(self, file: str) -> int:
         return int(pyarrow.parquet.read_metadata(file).num_rows)
+
+    def uri(self, path: str) -> str:
+        # Not percent-encoded: Hadoop reads the path of a `file:` string as written, and partition
+        # folders hold Hive's own escapes (`feed=x%3Ay`).
+        return f"file:{path}"
+
+    def name(self, path: str) -> str:
+        return os.path.basename(path.rstrip("/"))
+
+    def write_text(self, path: str, text: str) -> None:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text)
+
+    def read_text(self, path: str) -> str | None:
+        if not os.path.isfile(path):
+            return None
+        with open(path, encoding="utf-8") as file:
+            return file.read()
 
 
 class HadoopFiles(TableFiles):
@@ -226,6 +270,30 @@ class HadoopFiles(TableFiles):
 
     def remove(self, path: Any) -> None:
         self.fs(path).delete(path, True)
+
+    def uri(self, path: Any) -> str:
+        return str(self.fs(path).makeQualified(path).toString())
+
+    def name(self, path: Any) -> str:
+        return str(path.getName())
+
+    def write_text(self, path: Any, text: str) -> None:
+        stream = self.fs(path).create(path, True)
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()
+
+    def read_text(self, path: Any) -> str | None:
+        fs = self.fs(path)
+        if not fs.exists(path):
+            return None
+        jvm: Any = self.spark._jvm
+        stream = fs.open(path)
+        try:
+            return bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(stream)).decode("utf-8")
+        finally:
+            stream.close()
 
     def parquet_rows(self, file: Any) -> int:
         jvm: Any = self.spark._jvm
@@ -340,22 +408,26 @@ class Layout:
     few others in the same write. `replace_depth` (with `replace`): a replaced partition swaps the
     folder of its first `replace_depth` partition columns, with every partition under it (the
     stored ones the write has no rows for go): int_row_changes rewrites a `key_bucket` whole by
-    writing its `build_tier=base` alone."""
+    writing its `build_tier=base` alone. `compact_fan_in`: after a write, the small files of the
+    partitions it appended to are merged by size tiers of this factor (compaction; 0: never)."""
 
     partition_by: tuple[str, ...] = ()
     replace: bool = False
     appended: tuple[str, ...] = ()
     replace_depth: int | None = None
+    compact_fan_in: int = 0
 
     @classmethod
     def of(cls, config: Mapping[str, Any]) -> Layout:
-        """From the materialization's dict (keys partition_by, replace, appended, replace_depth)."""
+        """From the materialization's dict (keys partition_by, replace, appended, replace_depth,
+        compact_fan_in)."""
         depth = config.get("replace_depth")
         return cls(
             tuple(config.get("partition_by") or ()),
             bool(config.get("replace")),
             tuple(config.get("appended") or ()),
             int(depth) if depth else None,
+            int(config.get("compact_fan_in") or 0),
         )
 
     def replaces(self, partition: str) -> bool:
@@ -378,9 +450,18 @@ def apply_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout
     return True
 
 
-def apply_written(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> int:
-    """apply_pending for the pending table a run has just written (none of its files moved yet);
-    returns its rows. One without rows is dropped: Spark writes a file even for no rows (one
+@dataclass(frozen=True)
+class Written:
+    """What apply_written moved: the pending table's rows, and per partition it appended to (not
+    replaced) the names of the files it added there."""
+
+    rows: int
+    appended: dict[str, set[str]]
+
+
+def apply_written(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> Written:
+    """apply_pending for the pending table a run has just written (none of its files moved yet).
+    One without rows is dropped: Spark writes a file even for no rows (one
     holding the schema), and moved in it would add a file to the table on every run with nothing
     new, which every later read lists. The metastore is told of the partitions the write made new,
     by name (finish); a partition folder that existed before the move is registered already."""
@@ -388,10 +469,21 @@ def apply_written(spark: SparkSession, pending: Any, target: Any, layout: Layout
     rows = row_count(spark, pending, len(layout.partition_by), details)
     if rows == 0:
         spark.sql(f"drop table {quoted(pending)}")
-        return 0
+        return Written(0, {})
+    files = table_files(spark, details["Location"])
+    source_root = files.root(details["Location"])
+    appended = {
+        partition: {
+            name
+            for name, _, is_folder, _ in files.entries(files.partition_folder(source_root, partition))
+            if not is_folder
+        }
+        for partition in files.leaves(source_root, len(layout.partition_by))
+        if not layout.replaces(partition)
+    }
     added = move_pending(spark, pending, target, layout, details["Location"])
     finish(spark, pending, target, added)
-    return rows
+    return Written(rows, appended)
 
 
 def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout, pending_location: str) -> list[str]:

@@ -11,8 +11,12 @@
     rows and rewrites a few partitions (int_change_events, int_row_changes). Config
     `replaced_partition_depth` N: a replaced partition swaps the folder of its first N partition
     columns whole (int_row_changes rewrites a key_bucket, its appended builds included, by
-    writing its compacted `build_tier=base`). Otherwise as dbt-spark's: same strategies (append, insert_overwrite with
-    partition_by), schema change handling, hooks, grants and docs.
+    writing its compacted `build_tier=base`). Config `compact_fan_in` (default var
+    cdc_compact_fan_in): after the write, the small files of the partitions it appended to are
+    merged by size tiers (dbt/adapters/sparksession/compaction.py, kill-safe as the writes; a merge
+    a killed run left is finished or dropped before the next write). Otherwise as dbt-spark's:
+    same strategies (append, insert_overwrite with partition_by), schema change handling, hooks,
+    grants and docs.
 -#}
 
 {% materialization incremental, adapter='sparksession', supported_languages=['sql', 'python'] -%}
@@ -22,7 +26,8 @@
   {%- set file_format = dbt_spark_validate_get_file_format(raw_file_format) -%}
   {%- set strategy = dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) -%}
   {%- set layout = sparksession_write_layout(
-      config.get('partition_by'), strategy, config.get('appended_partitions'), config.get('replaced_partition_depth')
+      config.get('partition_by'), strategy, config.get('appended_partitions'), config.get('replaced_partition_depth'),
+      config.get('compact_fan_in', var('cdc_compact_fan_in', 8))
   ) -%}
   {%- set partition_by = layout.partition_by -%}
   {%- if strategy not in ['append', 'insert_overwrite'] or (strategy == 'insert_overwrite' and not partition_by) -%}
@@ -41,6 +46,7 @@
 
   {%- if existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
     {% do adapter.drop_pending_write(pending_relation) %}
+    {% do adapter.drop_compaction(target_relation) %}
     {%- if existing_relation is not none -%}
       {% do adapter.drop_relation(existing_relation) %}
     {%- endif -%}
@@ -104,16 +110,21 @@
   {%- endif -%}
 {%- endmacro %}
 
-{% macro sparksession_write_layout(partition_by, strategy, appended_partitions, replaced_partition_depth=none) -%}
+{% macro sparksession_write_layout(
+    partition_by, strategy, appended_partitions, replaced_partition_depth=none, compact_fan_in=0
+) -%}
   {#- How an incremental write lands (pending_writes.Layout): the partition columns, whether a written
       partition replaces the table's (insert_overwrite) or is added to it, the partitions added
-      to even so (config appended_partitions: folder paths or patterns) and how many partition
-      columns a replaced folder spans (config replaced_partition_depth; default all). -#}
+      to even so (config appended_partitions: folder paths or patterns), how many partition
+      columns a replaced folder spans (config replaced_partition_depth; default all) and the size
+      tier factor by which the small files of appended partitions are merged after a write
+      (config compact_fan_in, default var cdc_compact_fan_in, 8; 0: never; compaction.py). -#}
   {%- set partition_by = partition_by or [] -%}
   {{ return({
       'partition_by': [partition_by] if partition_by is string else partition_by,
       'replace': strategy == 'insert_overwrite',
       'appended': appended_partitions or [],
       'replace_depth': replaced_partition_depth,
+      'compact_fan_in': compact_fan_in,
   }) }}
 {%- endmacro %}

@@ -1,0 +1,170 @@
+"""Small appended files merged, kill-safe: a table that gains files run after run keeps few.
+
+A model that appends (a staging table, `int_change_events`' `event_slice=final`, the delta tiers of
+`int_row_changes`, `int_row_versions` and `int_current_rows`) gains a file per written partition
+with every run that brings rows, and a scan lists and opens every file of what it reads: a table
+written every few minutes for a year would hold tens of thousands. After each write that appended
+to a partition, the partition's small files (below SMALL_FILE_BYTES) are merged by size tier: once
+`fan_in` files share a tier (their sizes within a factor `fan_in`: floor(log size / log fan_in)),
+those and every smaller small file become one file. Each appended byte is rewritten at most once
+per tier it climbs (a handful of times between a run's file and SMALL_FILE_BYTES), so what a run
+rewrites is proportional to what runs append, not to the history, while a partition keeps at most
+about (`fan_in` - 1) small files per tier. The files a write just added stay out of it (rows of the
+newest run keep their own file, which scans by built_at or landed_at skip or read alone).
+
+The merge is kill-safe as the writes are (pending_writes): the merged rows are first written to a
+table of their own (`<table>__dbt_compacting`, partitioned as the table), registered only once
+written; then a list of the files they replace is written beside them (`_cdc_superseded`, renamed
+into place whole); only then are those files removed from the table and the merged ones moved in.
+A compacting table left by a killed process is finished when its list exists (every step skips
+what is done) or dropped when it does not (the table is then untouched), before the model's next
+write (apply_killed). Rows never change: a table's stored newest values (newest_values) are kept,
+under the token of its files after the merge.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from dbt.adapters.sparksession import newest_values, pending_writes
+
+SUFFIX = "__dbt_compacting"
+# Hidden from Spark's readers and from TableFiles' listings by its leading underscore.
+SUPERSEDED = "_cdc_superseded"
+# Files at least this large are left as they are: a scan's cost per file no longer matters there.
+SMALL_FILE_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Named:
+    """A table by schema and name, as pending_writes' functions take relations."""
+
+    schema: str
+    identifier: str
+
+
+def compacting_table(target: Any) -> Named:
+    return Named(target.schema, f"{target.identifier}{SUFFIX}")
+
+
+def size_tier(size: int, fan_in: int) -> int:
+    return int(math.log(max(size, 1), fan_in))
+
+
+def files_to_merge(sizes: Mapping[str, int], fan_in: int) -> list[str]:
+    """Of one partition's files (name -> bytes), those merged into one: the small files of the
+    lowest size tier that `fan_in` of them share, with every smaller small file; none while no
+    tier holds `fan_in`."""
+    if fan_in < 2:
+        return []
+    small = {name: size_tier(size, fan_in) for name, size in sizes.items() if size < SMALL_FILE_BYTES}
+    tiers = sorted(small.values())
+    full = next((tier for tier in tiers if tiers.count(tier) >= fan_in), None)
+    return [] if full is None else sorted(name for name, tier in small.items() if tier <= full)
+
+
+def compact(
+    spark: SparkSession, target: Any, partition_by: tuple[str, ...], written: Mapping[str, set[str]], fan_in: int
+) -> int:
+    """Merges the small files of the partitions of table `target` a write just appended to
+    (`written`: partition folder -> names of the files it added, left out) where files_to_merge
+    finds some; returns how many files were merged."""
+    location = pending_writes.table_location(spark, target)
+    files = pending_writes.table_files(spark, location)
+    root = files.root(location)
+    chosen: dict[str, dict[str, int]] = {}
+    for partition, added in written.items():
+        stored = {
+            name: size
+            for name, size in (
+                (files.name(path), size) for path, size in files.data_files(files.partition_folder(root, partition))
+            )
+            if name not in added
+        }
+        merged = files_to_merge(stored, fan_in)
+        if merged:
+            chosen[partition] = {name: stored[name] for name in merged}
+    if not chosen:
+        return 0
+    compacting = compacting_table(target)
+    spark.sql(f"drop table if exists {pending_writes.quoted(compacting)}")
+    pending_writes.clear_unregistered_location(spark, compacting)
+    paths = [
+        files.uri(files.child(files.partition_folder(root, partition), name))
+        for partition, names in chosen.items()
+        for name in names
+    ]
+    # The table's own schema, partition columns included: their values are read from the folder
+    # names with the table's types (no inference), so the merged files land in the same folders.
+    frame = spark.read.schema(spark.table(pending_writes.quoted(target)).schema)
+    frame = frame.option("basePath", files.uri(root)).parquet(*paths)
+    frame = frame.repartition(*partition_by) if partition_by else frame.coalesce(1)
+    frame.write.format("parquet").partitionBy(*partition_by).saveAsTable(pending_writes.quoted(compacting))
+    compacting_root = files.root(pending_writes.table_location(spark, compacting))
+    superseded = [entry(partition, name, size) for partition, names in chosen.items() for name, size in names.items()]
+    files.write_text_atomically(files.child(compacting_root, SUPERSEDED), "\n".join(superseded))
+    finish(spark, files, target, root, compacting, compacting_root, superseded, len(partition_by))
+    return len(superseded)
+
+
+def entry(partition: str, name: str, size: int) -> str:
+    """A file as TableFiles.file_entries names it: its path under the table's folder and its bytes."""
+    return f"{name}:{size}" if partition == "." else f"{partition}/{name}:{size}"
+
+
+def finish(
+    spark: SparkSession,
+    files: pending_writes.TableFiles,
+    target: Any,
+    root: Any,
+    compacting: Named,
+    compacting_root: Any,
+    superseded: list[str],
+    depth: int,
+) -> None:
+    """The superseded files removed from the table, the merged ones moved in, the compacting table
+    dropped; each step skips what is done (a second call after a kill finishes the merge)."""
+    merged = files.file_entries(compacting_root)
+    newest_values.refile(spark, files, pending_writes.quoted(target), root, set(superseded), merged)
+    for superseded_entry in superseded:
+        files.remove(files.child(root, superseded_entry.rsplit(":", 1)[0]))
+    for partition in files.leaves(compacting_root, depth):
+        source = files.partition_folder(compacting_root, partition)
+        if files.exists(source):
+            files.move_files(source, files.partition_folder(root, partition))
+    spark.sql(f"refresh table {pending_writes.quoted(target)}")
+    spark.sql(f"drop table {pending_writes.quoted(compacting)}")
+
+
+def apply_killed(spark: SparkSession, target: Any, depth: int) -> bool:
+    """A merge a killed process left for table `target` (`depth` partition columns): finished if
+    its list of superseded files was written, else dropped. True if there was one."""
+    compacting = compacting_table(target)
+    if not pending_writes.table_exists(spark, compacting):
+        return False
+    if not pending_writes.table_exists(spark, target):
+        drop(spark, target)
+        return True
+    location = pending_writes.table_location(spark, target)
+    files = pending_writes.table_files(spark, location)
+    compacting_root = files.root(pending_writes.table_location(spark, compacting))
+    listed = files.read_text(files.child(compacting_root, SUPERSEDED))
+    if listed is None:
+        drop(spark, target)
+        return True
+    superseded = [line for line in listed.splitlines() if line]
+    finish(spark, files, target, files.root(location), compacting, compacting_root, superseded, depth)
+    return True
+
+
+def drop(spark: SparkSession, target: Any) -> None:
+    """Discards the compacting table of `target` and any folder a killed write left for it (a full
+    build replaces the table it would have merged into)."""
+    compacting = compacting_table(target)
+    spark.sql(f"drop table if exists {pending_writes.quoted(compacting)}")
+    pending_writes.clear_unregistered_location(spark, compacting)

@@ -1,0 +1,260 @@
+"""Small appended files merged (dbt/adapters/sparksession/compaction.py): which files a partition
+merges, that a merge keeps every row and the files a write just added, and that one stopped at any
+step (as by a killed process) is finished or undone by the next run, never losing or doubling a row.
+The merge inside dbt builds: tests/python/test_marts_e2e.py (the shared workload, merging at
+every run) and the kill test's point during a merge (tests/python/test_kill_rerun.py, opt-in)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+from dbt.adapters.spark.relation import SparkRelation
+
+from dbt.adapters.sparksession import compaction, newest_values, pending_writes
+from harness import spark_session
+
+SCHEMA = "compaction_test"
+KIB = 1024
+
+
+def test_no_tier_with_fan_in_files_merges_nothing() -> None:
+    sizes = {"a": 5 * KIB, "b": 6 * KIB, "c": 40 * KIB, "d": 300 * KIB}
+    assert compaction.files_to_merge(sizes, 4) == []
+
+
+def test_the_lowest_full_tier_merges_with_every_smaller_file() -> None:
+    # Tiers of fan-in 4: 5-6 KiB are tier 6, 20-60 KiB tier 7 (4^7 = 16 KiB, 4^8 = 64 KiB).
+    sizes = {"tiny": 5 * KIB, "t1": 20 * KIB, "t2": 30 * KIB, "t3": 40 * KIB, "t4": 60 * KIB, "big": 300 * KIB}
+    assert compaction.files_to_merge(sizes, 4) == ["t1", "t2", "t3", "t4", "tiny"]
+
+
+def test_large_files_are_never_merged() -> None:
+    large = compaction.SMALL_FILE_BYTES
+    assert compaction.files_to_merge({str(i): large + i for i in range(10)}, 2) == []
+    assert compaction.files_to_merge({"a": 10, "b": 11, "c": large}, 2) == ["a", "b"]
+
+
+def test_fan_in_below_two_merges_nothing() -> None:
+    assert compaction.files_to_merge({"a": 10, "b": 10}, 1) == []
+    assert compaction.files_to_merge({"a": 10, "b": 10}, 0) == []
+
+
+def test_each_byte_is_merged_a_bounded_number_of_times_and_files_stay_few() -> None:
+    """Runs appending one equal file each to a partition: the files it holds stay below
+    (fan_in - 1) per tier plus one, and each appended byte is rewritten once per tier it climbs."""
+    fan_in, run_bytes = 4, 10 * KIB
+    files: dict[str, int] = {}
+    rewritten = most = 0
+    for run in range(2000):
+        merged = compaction.files_to_merge(files, fan_in)
+        rewritten += sum(files[name] for name in merged)
+        if merged:
+            files[f"m{run}"] = sum(files.pop(name) for name in merged)
+        files[f"r{run}"] = run_bytes
+        most = max(most, len(files))
+    appended = 2000 * run_bytes
+    tiers = compaction.size_tier(appended, fan_in) - compaction.size_tier(run_bytes, fan_in) + 1
+    assert most <= (fan_in - 1) * tiers + 2
+    assert rewritten <= tiers * appended
+
+
+@pytest.fixture(params=["local-files-by-python", "files-by-hadoop"])
+def file_operations(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pending_writes, "LOCAL_FILES_BY_PYTHON", request.param == "local-files-by-python")
+
+
+class Killed(Exception):
+    """Stands for the process dying: nothing after the step runs."""
+
+
+TARGET = SparkRelation.create(schema=SCHEMA, identifier="target")
+PARTITION_BY = ("bucket", "feed")
+# Appended one write at a time: bucket 1's and the escaped feed's partitions gain five small files
+# each, bucket 2 one.
+WRITES = [[(1, "a", f"v{i}"), (7, "x:y/z 'q'", f"w{i}")] for i in range(5)] + [[(2, "a", "u")]]
+
+
+def create_target() -> None:
+    spark = spark_session()
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    for name in ("target", f"target{compaction.SUFFIX}"):
+        spark.sql(f"drop table if exists {SCHEMA}.{name}")
+    spark.sql(
+        f"create table {SCHEMA}.target (value string, at timestamp, bucket int, feed string)"
+        " using parquet partitioned by (bucket, feed)"
+    )
+    for i, written in enumerate(WRITES):
+        frame = spark.createDataFrame(written, "bucket int, feed string, value string")
+        frame = frame.selectExpr("value", f"timestamp_seconds({i}) as at", "bucket", "feed")
+        frame.coalesce(1).write.insertInto(f"{SCHEMA}.target")
+
+
+def rows() -> Counter[str]:
+    spark = spark_session()
+    spark.sql(f"refresh table {SCHEMA}.target")
+    frame = spark.table(f"{SCHEMA}.target").selectExpr("value", "unix_seconds(at) as at", "bucket", "feed")
+    return Counter(json.dumps(row.asDict(), sort_keys=True) for row in frame.collect())
+
+
+def expected_rows() -> Counter[str]:
+    return Counter(
+        json.dumps({"at": i, "bucket": b, "feed": f, "value": v}, sort_keys=True)
+        for i, w in enumerate(WRITES)
+        for b, f, v in w
+    )
+
+
+def partition_files() -> dict[str, set[str]]:
+    spark = spark_session()
+    location = pending_writes.table_location(spark, TARGET)
+    files = pending_writes.table_files(spark, location)
+    root = files.root(location)
+    return {
+        partition: {files.name(path) for path, _ in files.data_files(files.partition_folder(root, partition))}
+        for partition in files.leaves(root, 2)
+    }
+
+
+ESCAPED = "bucket=7/feed=x%3Ay%2Fz %27q%27"
+
+
+def last_written(stored: dict[str, set[str]]) -> dict[str, set[str]]:
+    """What the newest write appended: one file of bucket 1's partition (its newest by name order is
+    as good as any: the merge must leave whichever it is told of)."""
+    return {"bucket=1/feed=a": {max(stored["bucket=1/feed=a"])}, ESCAPED: set(), "bucket=2/feed=a": set()}
+
+
+def compact(fan_in: int = 4) -> int:
+    stored = partition_files()
+    return compaction.compact(spark_session(), TARGET, PARTITION_BY, last_written(stored), fan_in)
+
+
+@pytest.mark.spark
+@pytest.mark.usefixtures("file_operations")
+def test_a_merge_keeps_every_row_and_the_files_just_written() -> None:
+    create_target()
+    before = partition_files()
+    assert [len(before[p]) for p in ("bucket=1/feed=a", ESCAPED, "bucket=2/feed=a")] == [5, 5, 1]
+    assert compact() == 9
+    after = partition_files()
+    kept = max(before["bucket=1/feed=a"])
+    assert kept in after["bucket=1/feed=a"] and len(after["bucket=1/feed=a"]) == 2
+    assert len(after[ESCAPED]) == 1 and after["bucket=2/feed=a"] == before["bucket=2/feed=a"]
+    assert rows() == expected_rows()
+    assert not spark_session().catalog.tableExists(f"{SCHEMA}.target{compaction.SUFFIX}")
+    assert compact() == 0
+
+
+@pytest.mark.spark
+@pytest.mark.usefixtures("file_operations")
+def test_stored_newest_values_follow_the_merged_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(newest_values, "KEEP_FROM_BYTES", 0)
+    create_target()
+    spark = spark_session()
+    location = pending_writes.table_location(spark, TARGET)
+    files = pending_writes.table_files(spark, location)
+    root, table = files.root(location), pending_writes.quoted(TARGET)
+    newest = newest_values.Newest("feed", "at")
+    newest_values.store_computed(spark, files, table, root, [newest])
+    compact()
+    stored_token, values = newest_values.decode(newest_values.stored(spark, table)[newest.key])
+    assert stored_token == newest_values.token(files.file_entries(root))
+    assert values == newest_values.compute(spark, table, newest)
+
+
+def die(*args: Any, **kwargs: Any) -> None:
+    raise Killed
+
+
+def after_calls(count: int, step: Any) -> Any:
+    calls: list[Any] = []
+
+    def stopped(*args: Any) -> Any:
+        if len(calls) == count:
+            raise Killed
+        calls.append(args)
+        return step(*args)
+
+    return stopped
+
+
+# Where a merge dies, and whether the next run finds it undone (True: the table untouched) or
+# finished (False).
+KILLS = {
+    "writing-the-merged-rows": ("saveAsTable", True),
+    "before-the-list": ("write_text_atomically", True),
+    "between-removals": ("remove", False),
+    "between-moves": ("move_files", False),
+    "before-the-drop": ("refresh", False),
+}
+
+
+@pytest.mark.spark
+@pytest.mark.usefixtures("file_operations")
+@pytest.mark.parametrize("kill", KILLS)
+def test_a_killed_merge_is_finished_or_undone_by_the_next_run(kill: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    step, undone = KILLS[kill]
+    create_target()
+    before = partition_files()
+    spark = spark_session()
+    with monkeypatch.context() as patch:
+        if step == "saveAsTable":
+            from pyspark.sql.readwriter import DataFrameWriter
+
+            def half_written(writer: Any, name: str) -> None:
+                writer.save(pending_writes.default_location(spark, compaction.compacting_table(TARGET)))
+                raise Killed
+
+            patch.setattr(DataFrameWriter, "saveAsTable", half_written)
+        elif step == "refresh":
+            patch.setattr(compaction, "finish", after_finish_moves_die(compaction.finish))
+        elif step == "write_text_atomically":
+            patch.setattr(pending_writes.TableFiles, step, die)
+        else:
+            for kind in (pending_writes.LocalFiles, pending_writes.HadoopFiles):
+                patch.setattr(kind, step, after_calls(1, getattr(kind, step)))
+        with pytest.raises(Killed):
+            compact()
+    assert compaction.apply_killed(spark, TARGET, len(PARTITION_BY)) == (step != "saveAsTable")
+    assert rows() == expected_rows()
+    after = partition_files()
+    if undone:
+        assert after == before
+    else:
+        assert len(after["bucket=1/feed=a"]) == 2 and len(after[ESCAPED]) == 1
+    assert not spark.catalog.tableExists(f"{SCHEMA}.target{compaction.SUFFIX}")
+    assert not compaction.apply_killed(spark, TARGET, len(PARTITION_BY))
+    assert compact() == (9 if undone else 0)
+    assert rows() == expected_rows()
+
+
+def after_finish_moves_die(finish: Any) -> Any:
+    """compaction.finish that dies after its moves, before the compacting table is dropped."""
+
+    def stopped(spark: Any, *args: Any) -> None:
+        class DropDies:
+            def sql(self, statement: str) -> Any:
+                if statement.startswith("drop table"):
+                    raise Killed
+                return spark.sql(statement)
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(spark, name)
+
+        finish(DropDies(), *args)
+
+    return stopped
+
+
+@pytest.mark.spark
+@pytest.mark.usefixtures("file_operations")
+def test_a_full_build_drops_a_killed_merge() -> None:
+    create_target()
+    spark = spark_session()
+    spark.sql(f"create table {SCHEMA}.target{compaction.SUFFIX} using parquet as select 1 as x")
+    compaction.drop(spark, TARGET)
+    assert not spark.catalog.tableExists(f"{SCHEMA}.target{compaction.SUFFIX}")
+    assert rows() == expected_rows()

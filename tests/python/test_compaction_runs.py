@@ -1,0 +1,130 @@
+"""Small files merged inside dbt runs (dbt/adapters/sparksession/compaction.py): a generated
+canal_json workload landed in four loads (batch 1 in three of about equal size, then batch 2), each built incrementally after the
+first with the merge made eager (var cdc_compact_fan_in 2: two small files of a size tier merge),
+gives every table the live rows of a full refresh of the same input, while the appended tables
+hold fewer files than the loads that appended to them. The merge step by step and killed:
+tests/python/test_compaction.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from dbt.adapters.spark.relation import SparkRelation
+
+from cdc_unify import landing
+from dbt.adapters.sparksession import compaction, pending_writes
+from harness import _land, comparable, harness_root, live_rows, run_dbt, spark_session, table_rows
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+DIALECT = "canal_json"
+FEED = "compaction_runs"
+SCHEMA = "cdc_compaction"
+SCHEMAS = (SCHEMA, f"{SCHEMA}_staging", f"{SCHEMA}_intermediate")
+DBT_VARS = {"cdc_dialects": [DIALECT], "cdc_row_buckets": 4, "cdc_compact_fan_in": 2}
+SELECTION = (f"stg_{DIALECT}__changes", "path:models/intermediate", "path:models/marts")
+BATCH_1_SLICES = 3
+
+
+def loads(out_dir: Path) -> list[pa.Table]:
+    """Batch 1 in BATCH_1_SLICES runs of offsets per partition, in order, then batch 2 (its late
+    messages and redeliveries)."""
+    batch_1, _ = landing.parquet_records((out_dir / DIALECT / "batch-1.parquet").read_bytes())
+    batch_2, _ = landing.parquet_records((out_dir / DIALECT / "batch-2.parquet").read_bytes())
+    coordinates = list(zip(batch_1["partition"].to_pylist(), batch_1["offset"].to_pylist(), strict=True))
+    ranks: dict[tuple[int, int], int] = {}
+    for partition in {p for p, _ in coordinates}:
+        offsets = sorted(o for p, o in coordinates if p == partition)
+        ranks |= {(partition, o): i * BATCH_1_SLICES // len(offsets) for i, o in enumerate(offsets)}
+    slices = [batch_1.filter([ranks[c] == k for c in coordinates]) for k in range(BATCH_1_SLICES)]
+    return [*slices, batch_2]
+
+
+def tables() -> dict[str, str]:
+    spark = spark_session()
+    found = {}
+    for schema in SCHEMAS:
+        views = {row["viewName"] for row in spark.sql(f"show views in {schema}").collect()}
+        for row in spark.sql(f"show tables in {schema}").collect():
+            if not row["isTemporary"] and row["tableName"] not in views:
+                found[row["tableName"]] = f"{schema}.{row['tableName']}"
+    return found
+
+
+def data_files(relation: str) -> list[str]:
+    spark = spark_session()
+    spark.sql(f"refresh table {relation}")
+    return list(spark.table(relation).inputFiles())
+
+
+@pytest.fixture(scope="module")
+def built() -> dict[str, Any]:
+    from cdc_unify.generator.run import generate
+
+    out_dir = harness_root() / "compaction_runs"
+    generate(events=300, seed=7, out_dir=out_dir, dialects=[DIALECT])
+    files: list[dict[str, int]] = []
+    for number, records in enumerate(loads(out_dir)):
+        _land(DIALECT, records, FEED, dt.datetime(2024, 8, 1, number + 1, tzinfo=dt.UTC), replace=number == 0)
+        flags = ["--full-refresh"] if number == 0 else []
+        run_dbt("run", *flags, "--select", *SELECTION, dbt_vars=DBT_VARS, schema=SCHEMA)
+        files.append({name: len(data_files(relation)) for name, relation in tables().items()})
+    incremental = {name: table_rows(relation) for name, relation in tables().items()}
+    run_dbt("run", "--full-refresh", "--select", *SELECTION, dbt_vars=DBT_VARS, schema=SCHEMA)
+    full = {name: table_rows(relation) for name, relation in tables().items()}
+    return {"files": files, "incremental": incremental, "full": full, "loads": len(files)}
+
+
+def test_runs_that_merge_small_files_equal_a_full_refresh(built: dict[str, Any]) -> None:
+    assert sorted(built["incremental"]) == sorted(built["full"])
+    for name, rows in built["incremental"].items():
+        assert comparable(live_rows(name, built["full"][name])) == comparable(live_rows(name, rows)), name
+
+
+def test_appended_tables_hold_fewer_files_than_their_loads(built: dict[str, Any]) -> None:
+    """Every load brings rows to the staging table and int_staged_events: without the merge each
+    would gain at least a file per load."""
+    for name in (f"stg_{DIALECT}__changes", "int_staged_events"):
+        counts = [files[name] for files in built["files"]]
+        assert counts[-1] < built["loads"], (name, counts)
+
+
+def test_a_merge_killed_between_its_removals_is_finished_when_the_next_run_starts(
+    built: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every partition of int_row_changes merged (made so whatever their files' sizes) by a merge
+    that dies after removing one file; the next `dbt run`, with nothing new, finishes it in its
+    on-run-start hook: every row once, one file per partition, no compacting table left."""
+    relation = SparkRelation.create(schema=f"{SCHEMA}_intermediate", identifier="int_row_changes")
+    name = f"{relation.schema}.{relation.identifier}"
+    spark = spark_session()
+    partitions = [row.partition for row in spark.sql(f"show partitions {name}").collect()]
+    before = comparable(table_rows(name), without=())
+    assert len(partitions) > 1
+    with monkeypatch.context() as patch:
+        patch.setattr(compaction, "files_to_merge", lambda sizes, fan_in: sorted(sizes))
+        remove = pending_writes.LocalFiles.remove
+        removed: list[Any] = []
+
+        def remove_then_die(files: Any, path: Any) -> None:
+            if removed:
+                raise Killed
+            removed.append(path)
+            remove(files, path)
+
+        patch.setattr(pending_writes.LocalFiles, "remove", remove_then_die)
+        with pytest.raises(Killed):
+            compaction.compact(spark, relation, ("key_bucket", "build_tier"), dict.fromkeys(partitions, set()), 2)
+    assert spark.catalog.tableExists(f"{name}{compaction.SUFFIX}")
+    run_dbt("run", "--select", *SELECTION, dbt_vars=DBT_VARS, schema=SCHEMA)
+    assert not spark.catalog.tableExists(f"{name}{compaction.SUFFIX}")
+    assert comparable(table_rows(name), without=()) == before
+    assert len(data_files(name)) == len(partitions)
+
+
+class Killed(Exception):
+    """Stands for the process dying: nothing after the step runs."""
