@@ -74,6 +74,9 @@ def compact(
     """Merges the small files of the partitions of table `target` a write just appended to
     (`written`: partition folder -> names of the files it added, left out) where files_to_merge
     finds some; returns how many files were merged."""
+    # A merge a killed run left is finished first (the write's start has done so already unless
+    # neither the hook nor the materialization ran): dropped, it could lose the rows it removed.
+    apply_killed(spark, target, len(partition_by))
     location = pending_writes.table_location(spark, target)
     files = pending_writes.table_files(spark, location)
     root = files.root(location)
@@ -92,7 +95,6 @@ def compact(
     if not chosen:
         return 0
     compacting = compacting_table(target)
-    spark.sql(f"drop table if exists {pending_writes.quoted(compacting)}")
     pending_writes.clear_unregistered_location(spark, compacting)
     paths = [
         files.uri(files.child(files.partition_folder(root, partition), name))

@@ -27,7 +27,7 @@
   {%- set strategy = dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) -%}
   {%- set layout = sparksession_write_layout(
       config.get('partition_by'), strategy, config.get('appended_partitions'), config.get('replaced_partition_depth'),
-      config.get('compact_fan_in', var('cdc_compact_fan_in', 8))
+      config.get('compact_fan_in', var('cdc_compact_fan_in', 4))
   ) -%}
   {%- set partition_by = layout.partition_by -%}
   {%- if strategy not in ['append', 'insert_overwrite'] or (strategy == 'insert_overwrite' and not partition_by) -%}
@@ -118,7 +118,7 @@
       to even so (config appended_partitions: folder paths or patterns), how many partition
       columns a replaced folder spans (config replaced_partition_depth; default all) and the size
       tier factor by which the small files of appended partitions are merged after a write
-      (config compact_fan_in, default var cdc_compact_fan_in, 8; 0: never; compaction.py). -#}
+      (config compact_fan_in, default var cdc_compact_fan_in, 4; 0: never; compaction.py). -#}
   {%- set partition_by = partition_by or [] -%}
   {{ return({
       'partition_by': [partition_by] if partition_by is string else partition_by,
