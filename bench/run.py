@@ -271,7 +271,9 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
             log(f"[bench] {spec.label}: decoder floor of the Python staging models")
             report["decoder_floor"] = runner.spark_step("decoder-floor")
     if not args.no_incremental and batch2 and args.runs > 1:
-        successive_runs(runner, report, incremental_land, args.runs)
+        successive_runs(
+            runner, report, data_dir, delta_file(spec.delta) if spec.delta else "batch-2.parquet", args.runs
+        )
     elif not args.no_incremental and batch2:
         landed = spec.delta or batch2
         log(f"[bench] {spec.label}: landing {landed:,} messages of batch 2 and incremental dbt build")
@@ -292,20 +294,17 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
     return report
 
 
-def successive_runs(runner: Runner, report: dict[str, Any], landing: list[str], runs: int) -> None:
-    """--runs: what the incremental run lands (a delta or batch 2) landed in `runs` parts of
-    successive offsets, a minute apart, each built by an incremental `dbt build` of its own, as a
-    deployment building every few minutes sees it; after each, the data files of every table the
-    build writes (data_files). The last run stands for the incremental run in the figures: what a
-    run costs once runs before it have left their files."""
-    data_dir = Path(landing[landing.index("--data-dir") + 1])
-    whole = landing[landing.index("--file") + 1] if "--file" in landing else "batch-2.parquet"
-    names = split_runs(data_dir, report["dialects"], whole, runs)
-    base = [arg for i, arg in enumerate(landing) if arg != "--file" and (i == 0 or landing[i - 1] != "--file")]
+def successive_runs(runner: Runner, report: dict[str, Any], data_dir: Path, whole: str, runs: int) -> None:
+    """--runs: what the incremental run lands (`whole`: each dialect's delta or batch 2 file)
+    landed in `runs` parts of successive offsets, a minute apart, each built by an incremental
+    `dbt build` of its own, as a deployment building every few minutes sees it; after each, the
+    data files of every table the build writes (data_files). The last run stands for the
+    incremental run in the figures: what a run costs once runs before it have left their files."""
     report["runs"] = []
-    for run, name in enumerate(names, 1):
+    for run, name in enumerate(split_runs(data_dir, report["dialects"], whole, runs), 1):
         log(f"[bench] {report['workload']}: run {run} of {runs}: landing {name} and incremental dbt build")
-        landed = runner.spark_step("land", *base, "--file", name, "--minutes-after", str(run - 1), label=f"run{run}")
+        landing = ["--data-dir", str(data_dir), "--batch", "2", "--file", name, "--minutes-after", str(run - 1)]
+        landed = runner.spark_step("land", *landing, label=f"run{run}")
         built = runner.dbt_build(f"run-{run}")
         report["runs"].append({**built, "messages": sum(landed["rows"].values()), "data_files": data_files(runner)})
     report["incremental"] = report["runs"][-1]

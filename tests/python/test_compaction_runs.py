@@ -1,13 +1,14 @@
 """Small files merged inside dbt runs (dbt/adapters/sparksession/compaction.py): a generated
-canal_json workload landed in four loads (batch 1 in three of about equal size, then batch 2), each built incrementally after the
-first with the merge made eager (var cdc_compact_fan_in 2: two small files of a size tier merge),
-gives every table the live rows of a full refresh of the same input, while the appended tables
-hold fewer files than the loads that appended to them. The merge step by step and killed:
-tests/python/test_compaction.py."""
+canal_json workload landed in four loads (batch 1 in three of about equal size, then batch 2),
+each built incrementally after the first with the merge made eager (var cdc_compact_fan_in 2:
+two small files of a size tier merge), gives every table the live rows of a full refresh of the
+same input, while the appended tables hold fewer files than the loads that appended to them. The
+merge step by step and killed: tests/python/test_compaction.py."""
 
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,10 @@ from dbt.adapters.spark.relation import SparkRelation
 
 from cdc_unify import landing
 from dbt.adapters.sparksession import compaction, pending_writes
-from harness import _land, comparable, harness_root, live_rows, run_dbt, spark_session, table_rows
+from harness import REPO_ROOT, _land, comparable, harness_root, live_rows, run_dbt, spark_session, table_rows
+
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+import workloads  # noqa: E402  (bench/ is a folder of scripts, not a package)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -31,17 +35,10 @@ BATCH_1_SLICES = 3
 
 
 def loads(out_dir: Path) -> list[pa.Table]:
-    """Batch 1 in BATCH_1_SLICES runs of offsets per partition, in order, then batch 2 (its late
-    messages and redeliveries)."""
-    batch_1, _ = landing.parquet_records((out_dir / DIALECT / "batch-1.parquet").read_bytes())
-    batch_2, _ = landing.parquet_records((out_dir / DIALECT / "batch-2.parquet").read_bytes())
-    coordinates = list(zip(batch_1["partition"].to_pylist(), batch_1["offset"].to_pylist(), strict=True))
-    ranks: dict[tuple[int, int], int] = {}
-    for partition in {p for p, _ in coordinates}:
-        offsets = sorted(o for p, o in coordinates if p == partition)
-        ranks |= {(partition, o): i * BATCH_1_SLICES // len(offsets) for i, o in enumerate(offsets)}
-    slices = [batch_1.filter([ranks[c] == k for c in coordinates]) for k in range(BATCH_1_SLICES)]
-    return [*slices, batch_2]
+    """Batch 1 in BATCH_1_SLICES runs of offsets per partition, in order, as the bench's successive
+    runs land a delta (bench/workloads.py split_runs), then batch 2 (late messages, redeliveries)."""
+    names = workloads.split_runs(out_dir, [DIALECT], "batch-1.parquet", BATCH_1_SLICES)
+    return [landing.parquet_records((out_dir / DIALECT / name).read_bytes())[0] for name in [*names, "batch-2.parquet"]]
 
 
 def tables() -> dict[str, str]:
