@@ -82,13 +82,8 @@ def compact(
     root = files.root(location)
     chosen: dict[str, dict[str, int]] = {}
     for partition, added in written.items():
-        stored = {
-            name: size
-            for name, size in (
-                (files.name(path), size) for path, size in files.data_files(files.partition_folder(root, partition))
-            )
-            if name not in added
-        }
+        found = files.data_files(files.partition_folder(root, partition))
+        stored = {files.name(path): size for path, size in found if files.name(path) not in added}
         merged = files_to_merge(stored, fan_in)
         if merged:
             chosen[partition] = {name: stored[name] for name in merged}
