@@ -80,7 +80,7 @@ WRITES = [[(1, "a", f"v{i}"), (7, "x:y/z 'q'", f"w{i}")] for i in range(5)] + [[
 def create_target() -> None:
     spark = spark_session()
     spark.sql(f"create schema if not exists {SCHEMA}")
-    for name in ("target", f"target{compaction.SUFFIX}"):
+    for name in ("target", f"target{compaction.LEGACY_SUFFIX}"):
         spark.sql(f"drop table if exists {SCHEMA}.{name}")
     spark.sql(
         f"create table {SCHEMA}.target (value string, at timestamp, bucket int, feed string)"
@@ -107,11 +107,21 @@ def expected_rows() -> Counter[str]:
     )
 
 
-def partition_files() -> dict[str, set[str]]:
+def table_root() -> tuple[pending_writes.TableFiles, Any]:
     spark = spark_session()
     location = pending_writes.table_location(spark, TARGET)
     files = pending_writes.table_files(spark, location)
-    root = files.root(location)
+    return files, files.root(location)
+
+
+def merge_left() -> bool:
+    """Whether a merge's folder is left in the table's."""
+    files, root = table_root()
+    return bool(files.exists(files.child(root, compaction.FOLDER)))
+
+
+def partition_files() -> dict[str, set[str]]:
+    files, root = table_root()
     return {
         partition: {files.name(path) for path, _ in files.data_files(files.partition_folder(root, partition))}
         for partition in files.leaves(root, 2)
@@ -144,7 +154,7 @@ def test_a_merge_keeps_every_row_and_the_files_just_written() -> None:
     assert kept in after["bucket=1/feed=a"] and len(after["bucket=1/feed=a"]) == 2
     assert len(after[ESCAPED]) == 1 and after["bucket=2/feed=a"] == before["bucket=2/feed=a"]
     assert rows() == expected_rows()
-    assert not spark_session().catalog.tableExists(f"{SCHEMA}.target{compaction.SUFFIX}")
+    assert not merge_left()
     assert compact() == 0
 
 
@@ -184,11 +194,11 @@ def after_calls(count: int, step: Any) -> Any:
 # Where a merge dies, and whether the next run finds it undone (True: the table untouched) or
 # finished (False).
 KILLS = {
-    "writing-the-merged-rows": ("saveAsTable", True),
+    "writing-the-merged-rows": ("parquet", True),
     "before-the-list": ("write_text_atomically", True),
     "between-removals": ("remove", False),
     "between-moves": ("move_files", False),
-    "before-the-drop": ("refresh", False),
+    "before-the-folder-is-removed": ("finish", False),
 }
 
 
@@ -201,16 +211,19 @@ def test_a_killed_merge_is_finished_or_undone_by_the_next_run(kill: str, monkeyp
     before = partition_files()
     spark = spark_session()
     with monkeypatch.context() as patch:
-        if step == "saveAsTable":
+        if step == "parquet":
             from pyspark.sql.readwriter import DataFrameWriter
 
-            def half_written(writer: Any, name: str) -> None:
-                writer.save(pending_writes.default_location(spark, compaction.compacting_table(TARGET)))
+            write = DataFrameWriter.parquet
+
+            def half_written(writer: Any, path: str) -> None:
+                # Killed before Spark committed the write: files in its _temporary folder only.
+                write(writer, f"{path}/_temporary/0")
                 raise Killed
 
-            patch.setattr(DataFrameWriter, "saveAsTable", half_written)
-        elif step == "refresh":
-            patch.setattr(compaction, "finish", after_finish_moves_die(compaction.finish))
+            patch.setattr(DataFrameWriter, "parquet", half_written)
+        elif step == "finish":
+            patch.setattr(compaction, "finish", then_die(compaction.finish))
         elif step == "write_text_atomically":
             patch.setattr(pending_writes.TableFiles, step, die)
         else:
@@ -218,33 +231,26 @@ def test_a_killed_merge_is_finished_or_undone_by_the_next_run(kill: str, monkeyp
                 patch.setattr(kind, step, after_calls(1, getattr(kind, step)))
         with pytest.raises(Killed):
             compact()
-    assert compaction.apply_killed(spark, TARGET, len(PARTITION_BY)) == (step != "saveAsTable")
+    assert merge_left()
+    assert compaction.apply_killed(spark, TARGET, len(PARTITION_BY))
     assert rows() == expected_rows()
     after = partition_files()
     if undone:
         assert after == before
     else:
         assert len(after["bucket=1/feed=a"]) == 2 and len(after[ESCAPED]) == 1
-    assert not spark.catalog.tableExists(f"{SCHEMA}.target{compaction.SUFFIX}")
+    assert not merge_left()
     assert not compaction.apply_killed(spark, TARGET, len(PARTITION_BY))
     assert compact() == (9 if undone else 0)
     assert rows() == expected_rows()
 
 
-def after_finish_moves_die(finish: Any) -> Any:
-    """compaction.finish that dies after its moves, before the compacting table is dropped."""
+def then_die(step: Any) -> Any:
+    """`step` run whole, then the process dies (before what its caller does next)."""
 
-    def stopped(spark: Any, *args: Any) -> None:
-        class DropDies:
-            def sql(self, statement: str) -> Any:
-                if statement.startswith("drop table"):
-                    raise Killed
-                return spark.sql(statement)
-
-            def __getattr__(self, name: str) -> Any:
-                return getattr(spark, name)
-
-        finish(DropDies(), *args)
+    def stopped(*args: Any) -> None:
+        step(*args)
+        raise Killed
 
     return stopped
 
@@ -254,7 +260,40 @@ def after_finish_moves_die(finish: Any) -> Any:
 def test_a_full_build_drops_a_killed_merge() -> None:
     create_target()
     spark = spark_session()
-    spark.sql(f"create table {SCHEMA}.target{compaction.SUFFIX} using parquet as select 1 as x")
+    files, root = table_root()
+    files.make_folder(files.child(root, compaction.FOLDER))
+    files.write_text(files.child(root, f"{compaction.FOLDER}/{compaction.SUPERSEDED}"), "bucket=2/feed=a/x:1")
+    spark.sql(f"create table {SCHEMA}.target{compaction.LEGACY_SUFFIX} using parquet as select 1 as x")
     compaction.drop(spark, TARGET)
-    assert not spark.catalog.tableExists(f"{SCHEMA}.target{compaction.SUFFIX}")
+    assert not merge_left()
+    assert not spark.catalog.tableExists(f"{SCHEMA}.target{compaction.LEGACY_SUFFIX}")
     assert rows() == expected_rows()
+
+
+@pytest.mark.spark
+@pytest.mark.usefixtures("file_operations")
+def test_a_killed_merge_of_the_version_that_wrote_a_table_is_finished(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before the hidden folder the merged rows went to `<table>__dbt_compacting` (a managed table,
+    its list in its folder): one a killed run left, files already removed, is finished, not lost."""
+    create_target()
+    spark = spark_session()
+    with monkeypatch.context() as patch:
+        for kind in (pending_writes.LocalFiles, pending_writes.HadoopFiles):
+            patch.setattr(kind, "remove", after_calls(2, kind.remove))
+        with pytest.raises(Killed):
+            compact()
+    files, root = table_root()
+    folder = files.child(root, compaction.FOLDER)
+    legacy = f"{SCHEMA}.target{compaction.LEGACY_SUFFIX}"
+    merged = spark.read.option("basePath", files.uri(folder)).parquet(files.uri(folder))
+    merged.write.partitionBy(*PARTITION_BY).saveAsTable(legacy)
+    legacy_root = files.root(pending_writes.table_location(spark, compaction.legacy_table(TARGET)))
+    files.write_text(
+        files.child(legacy_root, compaction.SUPERSEDED), files.read_text(files.child(folder, compaction.SUPERSEDED))
+    )
+    files.remove(folder)
+    assert rows() != expected_rows()
+    assert compaction.apply_killed(spark, TARGET, len(PARTITION_BY))
+    assert rows() == expected_rows()
+    assert not spark.catalog.tableExists(legacy)
+    assert not compaction.apply_killed(spark, TARGET, len(PARTITION_BY))

@@ -95,7 +95,7 @@ def test_a_merge_killed_between_its_removals_is_finished_when_the_next_run_start
 ) -> None:
     """Every partition of int_row_changes merged (made so whatever their files' sizes) by a merge
     that dies after removing one file; the next `dbt run`, with nothing new, finishes it in its
-    on-run-start hook: every row once, one file per partition, no compacting table left."""
+    on-run-start hook: every row once, one file per partition, no merge folder left."""
     relation = SparkRelation.create(schema=f"{SCHEMA}_intermediate", identifier="int_row_changes")
     name = f"{relation.schema}.{relation.identifier}"
     spark = spark_session()
@@ -116,9 +116,12 @@ def test_a_merge_killed_between_its_removals_is_finished_when_the_next_run_start
         patch.setattr(pending_writes.LocalFiles, "remove", remove_then_die)
         with pytest.raises(Killed):
             compaction.compact(spark, relation, ("key_bucket", "build_tier"), dict.fromkeys(partitions, set()), 2)
-    assert spark.catalog.tableExists(f"{name}{compaction.SUFFIX}")
+    location = pending_writes.table_location(spark, relation)
+    files = pending_writes.table_files(spark, location)
+    folder = files.child(files.root(location), compaction.FOLDER)
+    assert files.exists(folder)
     run_dbt("run", "--select", *SELECTION, dbt_vars=DBT_VARS, schema=SCHEMA)
-    assert not spark.catalog.tableExists(f"{name}{compaction.SUFFIX}")
+    assert not files.exists(folder)
     assert comparable(table_rows(name), without=()) == before
     assert len(data_files(name)) == len(partitions)
 

@@ -13,13 +13,14 @@ about (`fan_in` - 1) small files per tier. The files a write just added stay out
 newest run keep their own file, which scans by built_at or landed_at skip or read alone).
 
 The merge is kill-safe as the writes are (pending_writes): the merged rows are first written to a
-table of their own (`<table>__dbt_compacting`, partitioned as the table), registered only once
-written; then a list of the files they replace is written beside them (`_cdc_superseded`, renamed
-into place whole); only then are those files removed from the table and the merged ones moved in.
-A compacting table left by a killed process is finished when its list exists (every step skips
-what is done) or dropped when it does not (the table is then untouched), before the model's next
-write (apply_killed). Rows never change: a table's stored newest values (newest_values) are kept,
-under the token of its files after the merge.
+hidden folder in the table's own (`_cdc_compacting`, partitioned as the table; a plain folder, not
+a table: registering its partitions in the metastore cost as much as writing them, and the list
+below marks it complete); then a list of the files they replace is written beside them
+(`_cdc_superseded`, renamed into place whole); only then are those files removed from the table,
+the merged ones moved in and the folder removed. A compacting folder left by a killed process is
+finished when its list exists (every step skips what is done) or removed when it does not (the
+table is then untouched), before the model's next write (apply_killed). Rows never change: a
+table's stored newest values (newest_values) are kept, under the token of its files after the merge.
 """
 
 from __future__ import annotations
@@ -33,9 +34,12 @@ from pyspark.sql import SparkSession
 
 from dbt.adapters.sparksession import newest_values, pending_writes
 
-SUFFIX = "__dbt_compacting"
-# Hidden from Spark's readers and from TableFiles' listings by its leading underscore.
+# Both hidden from Spark's readers and from TableFiles' listings by their leading underscore.
+FOLDER = "_cdc_compacting"
 SUPERSEDED = "_cdc_superseded"
+# Before the folder, the merged rows went to a table of this suffix; one a killed run of that
+# version left is still finished (it may hold the only copy of rows it removed).
+LEGACY_SUFFIX = "__dbt_compacting"
 # Files at least this large are left as they are: a scan's cost per file no longer matters there.
 SMALL_FILE_BYTES = 32 * 1024 * 1024
 
@@ -48,8 +52,8 @@ class Named:
     identifier: str
 
 
-def compacting_table(target: Any) -> Named:
-    return Named(target.schema, f"{target.identifier}{SUFFIX}")
+def legacy_table(target: Any) -> Named:
+    return Named(target.schema, f"{target.identifier}{LEGACY_SUFFIX}")
 
 
 def size_tier(size: int, fan_in: int) -> int:
@@ -74,12 +78,10 @@ def compact(
     """Merges the small files of the partitions of table `target` a write just appended to
     (`written`: partition folder -> names of the files it added, left out) where files_to_merge
     finds some; returns how many files were merged."""
+    files, root = pending_writes.table_folder(spark, target)
     # A merge a killed run left is finished first (the write's start has done so already unless
-    # neither the hook nor the materialization ran): dropped, it could lose the rows it removed.
-    apply_killed(spark, target, len(partition_by))
-    location = pending_writes.table_location(spark, target)
-    files = pending_writes.table_files(spark, location)
-    root = files.root(location)
+    # neither the hook nor the materialization ran): discarded, it could lose the rows it removed.
+    finish_killed(spark, files, target, root, len(partition_by))
     chosen: dict[str, dict[str, int]] = {}
     for partition, added in written.items():
         found = files.data_files(files.partition_folder(root, partition))
@@ -89,8 +91,7 @@ def compact(
             chosen[partition] = {name: stored[name] for name in merged}
     if not chosen:
         return 0
-    compacting = compacting_table(target)
-    pending_writes.clear_unregistered_location(spark, compacting)
+    folder = files.child(root, FOLDER)
     paths = [
         files.uri(files.child(files.partition_folder(root, partition), name))
         for partition, names in chosen.items()
@@ -101,11 +102,11 @@ def compact(
     frame = spark.read.schema(spark.table(pending_writes.quoted(target)).schema)
     frame = frame.option("basePath", files.uri(root)).parquet(*paths)
     frame = frame.repartition(*partition_by) if partition_by else frame.coalesce(1)
-    frame.write.format("parquet").partitionBy(*partition_by).saveAsTable(pending_writes.quoted(compacting))
-    compacting_root = files.root(pending_writes.table_location(spark, compacting))
+    frame.write.mode("overwrite").partitionBy(*partition_by).parquet(files.uri(folder))
     superseded = [entry(partition, name, size) for partition, names in chosen.items() for name, size in names.items()]
-    files.write_text_atomically(files.child(compacting_root, SUPERSEDED), "\n".join(superseded))
-    finish(spark, files, target, root, compacting, compacting_root, superseded, len(partition_by))
+    files.write_text_atomically(files.child(folder, SUPERSEDED), "\n".join(superseded))
+    finish(spark, files, target, root, folder, superseded, len(partition_by))
+    files.remove(folder)
     return len(superseded)
 
 
@@ -119,49 +120,67 @@ def finish(
     files: pending_writes.TableFiles,
     target: Any,
     root: Any,
-    compacting: Named,
-    compacting_root: Any,
+    folder: Any,
     superseded: list[str],
     depth: int,
 ) -> None:
-    """The superseded files removed from the table, the merged ones moved in, the compacting table
-    dropped; each step skips what is done (a second call after a kill finishes the merge)."""
-    merged = files.file_entries(compacting_root)
+    """The superseded files removed from the table, the merged ones moved in from `folder`; each
+    step skips what is done (a second call after a kill finishes the merge). The caller then
+    removes the folder: until then a kill leaves the merge to be finished again."""
+    merged = files.file_entries(folder)
     newest_values.refile(spark, files, pending_writes.quoted(target), root, set(superseded), merged)
     for superseded_entry in superseded:
         files.remove(files.child(root, superseded_entry.rsplit(":", 1)[0]))
-    for partition in files.leaves(compacting_root, depth):
-        source = files.partition_folder(compacting_root, partition)
+    for partition in files.leaves(folder, depth):
+        source = files.partition_folder(folder, partition)
         if files.exists(source):
             files.move_files(source, files.partition_folder(root, partition))
     spark.sql(f"refresh table {pending_writes.quoted(target)}")
-    spark.sql(f"drop table {pending_writes.quoted(compacting)}")
 
 
 def apply_killed(spark: SparkSession, target: Any, depth: int) -> bool:
     """A merge a killed process left for table `target` (`depth` partition columns): finished if
-    its list of superseded files was written, else dropped. True if there was one."""
-    compacting = compacting_table(target)
-    if not pending_writes.table_exists(spark, compacting):
-        return False
+    its list of superseded files was written, else discarded. True if there was one."""
     if not pending_writes.table_exists(spark, target):
+        left_legacy = pending_writes.table_exists(spark, legacy_table(target))
         drop(spark, target)
-        return True
-    location = pending_writes.table_location(spark, target)
-    files = pending_writes.table_files(spark, location)
-    compacting_root = files.root(pending_writes.table_location(spark, compacting))
-    listed = files.read_text(files.child(compacting_root, SUPERSEDED))
-    if listed is None:
-        drop(spark, target)
-        return True
-    superseded = [line for line in listed.splitlines() if line]
-    finish(spark, files, target, files.root(location), compacting, compacting_root, superseded, depth)
+        return left_legacy
+    files, root = pending_writes.table_folder(spark, target)
+    return finish_killed(spark, files, target, root, depth)
+
+
+def finish_killed(spark: SparkSession, files: pending_writes.TableFiles, target: Any, root: Any, depth: int) -> bool:
+    """apply_killed for an existing table whose folder is `root`."""
+    legacy = legacy_table(target)
+    left_legacy = pending_writes.table_exists(spark, legacy)
+    if left_legacy:
+        _, legacy_root = pending_writes.table_folder(spark, legacy)
+        settle(spark, files, target, root, legacy_root, depth)
+        spark.sql(f"drop table {pending_writes.quoted(legacy)}")
+    folder = files.child(root, FOLDER)
+    if not files.exists(folder):
+        return left_legacy
+    settle(spark, files, target, root, folder, depth)
+    files.remove(folder)
     return True
 
 
+def settle(
+    spark: SparkSession, files: pending_writes.TableFiles, target: Any, root: Any, folder: Any, depth: int
+) -> None:
+    """The merge whose rows `folder` holds finished if its list was written (else the table was
+    never touched and the caller's removal of the folder discards it)."""
+    listed = files.read_text(files.child(folder, SUPERSEDED))
+    if listed is not None:
+        finish(spark, files, target, root, folder, [line for line in listed.splitlines() if line], depth)
+
+
 def drop(spark: SparkSession, target: Any) -> None:
-    """Discards the compacting table of `target` and any folder a killed write left for it (a full
-    build replaces the table it would have merged into)."""
-    compacting = compacting_table(target)
-    spark.sql(f"drop table if exists {pending_writes.quoted(compacting)}")
-    pending_writes.clear_unregistered_location(spark, compacting)
+    """Discards any merge a killed run left for `target` (a full build replaces the table it would
+    have merged into)."""
+    legacy = legacy_table(target)
+    spark.sql(f"drop table if exists {pending_writes.quoted(legacy)}")
+    pending_writes.clear_unregistered_location(spark, legacy)
+    if pending_writes.table_exists(spark, target):
+        files, root = pending_writes.table_folder(spark, target)
+        files.remove(files.child(root, FOLDER))

@@ -355,6 +355,13 @@ def table_location(spark: SparkSession, relation: Any) -> str:
     return table_details(spark, relation)["Location"]
 
 
+def table_folder(spark: SparkSession, relation: Any) -> tuple[TableFiles, Any]:
+    """The file operations for table `relation`'s storage and the handle of its folder."""
+    location = table_location(spark, relation)
+    files = table_files(spark, location)
+    return files, files.root(location)
+
+
 def row_count(spark: SparkSession, relation: Any, depth: int, details: dict[str, str] | None = None) -> int:
     """The rows of table `relation` (`depth` partition columns). A Parquet table's from its files'
     footers (a listing, then one small read per file), where a Spark job (`isEmpty`) took 0.4-0.6 s
@@ -511,9 +518,7 @@ def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout,
 def partition_sizes(spark: SparkSession, relation: Any, depth: int) -> dict[str, int]:
     """Bytes of the data files in each partition folder of table `relation` (`depth`: its number of
     partition columns): a listing of the table's folders, no file read."""
-    location = table_location(spark, relation)
-    files = table_files(spark, location)
-    root = files.root(location)
+    files, root = table_folder(spark, relation)
     sizes = {}
     for partition in files.leaves(root, depth):
         sizes[partition] = sum(size for _, size in files.data_files(files.partition_folder(root, partition)))
