@@ -157,31 +157,16 @@ checked as (
 canonical as (
     select
         *,
-        {{ cdc_canonical_image(
-            dialect,
-            "case when pre_error_code is null and needs_before then prev_values end",
-            'prev_source_types'
-        ) }} as before_image,
-        {{ cdc_canonical_image(
-            dialect,
-            "case when pre_error_code is null and needs_after then post_values end",
-            'post_source_types'
-        ) }} as after_image
+        {{ cdc_checked_image(dialect, 'prev_values', 'prev_source_types', needed='needs_before') }} as before_image,
+        {{ cdc_checked_image(dialect, 'post_values', 'post_source_types', needed='needs_after') }} as after_image
     from checked
 ),
 
 decoded as (
     select
         *,
-        coalesce(
-            pre_error_code,
-            case when before_image['error'] is not null or after_image['error'] is not null then 'invalid_value' end
-        ) as error_code,
-        coalesce(
-            pre_error_detail,
-            concat('prevStruct: ', before_image['error']),
-            concat('postStruct: ', after_image['error'])
-        ) as error_detail,
+        {{ cdc_message_error('code') }} as error_code,
+        {{ cdc_message_error('detail', 'prevStruct', 'postStruct') }} as error_detail,
         case
             when row_op is not null then 'ROW'
             when record_type = 'DDL' then 'DDL'

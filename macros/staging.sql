@@ -155,6 +155,34 @@ json_documents as (
     {%- endfor %}
 {%- endmacro %}
 
+{% macro cdc_checked_image(dialect, values, source_types='cast(null as map<string, string>)', needed=none) -%}
+    {#- cdc_canonical_image of a message the model's `checked` step passed (pre_error_code null): a
+        quarantined message's images are never decoded, so a decoder sees only the shapes the checks
+        let through, and its own error can only come second (cdc_message_error). -#}
+    {%- set passed = 'pre_error_code is null' ~ (' and ' ~ needed if needed is not none else '') %}
+    {{ cdc_canonical_image(dialect, 'case when ' ~ passed ~ ' then ' ~ values ~ ' end', source_types) }}
+{%- endmacro %}
+
+{% macro cdc_message_error(part, before_label='before image', after_label='after image') -%}
+    {#- The message's error: the first failed check (pre_error_code / pre_error_detail), else an image
+        the decoder could not read (before_image / after_image of cdc_checked_image), before first. -#}
+    {%- if part not in ('code', 'detail') -%}
+        {{ exceptions.raise_compiler_error("cdc_message_error: part is 'code' or 'detail', not " ~ part) }}
+    {%- endif %}
+    {%- if part == 'code' %}
+    coalesce(
+        pre_error_code,
+        case when before_image['error'] is not null or after_image['error'] is not null then 'invalid_value' end
+    )
+    {%- else %}
+    coalesce(
+        pre_error_detail,
+        concat('{{ before_label }}: ', before_image['error']),
+        concat('{{ after_label }}: ', after_image['error'])
+    )
+    {%- endif %}
+{%- endmacro %}
+
 {% macro cdc_json_present(variant) -%}
     {#- The field is in the message and not JSON null. -#}
     ({{ variant }} is not null and not is_variant_null({{ variant }}))

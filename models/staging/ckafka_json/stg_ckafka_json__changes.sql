@@ -151,31 +151,16 @@ checked as (
 canonical as (
     select
         *,
-        {{ cdc_canonical_image(
-            'ckafka_json',
-            "case when pre_error_code is null and needs_old then " ~ cdc_image_values('old_struct') ~ " end",
-            'cast(map() as map<string, string>)'
-        ) }} as before_image,
-        {{ cdc_canonical_image(
-            'ckafka_json',
-            "case when pre_error_code is null and needs_new then " ~ cdc_image_values('new_struct') ~ " end",
-            'cast(map() as map<string, string>)'
-        ) }} as after_image
+        {{ cdc_checked_image('ckafka_json', cdc_image_values('old_struct'), needed='needs_old') }} as before_image,
+        {{ cdc_checked_image('ckafka_json', cdc_image_values('new_struct'), needed='needs_new') }} as after_image
     from checked
 ),
 
 decoded as (
     select
         *,
-        coalesce(
-            pre_error_code,
-            case when before_image.error is not null or after_image.error is not null then 'invalid_value' end
-        ) as error_code,
-        coalesce(
-            pre_error_detail,
-            concat('OLD_VALUES: ', before_image.error),
-            concat('NEW_VALUES: ', after_image.error)
-        ) as error_detail,
+        {{ cdc_message_error('code') }} as error_code,
+        {{ cdc_message_error('detail', 'OLD_VALUES', 'NEW_VALUES') }} as error_detail,
         case when row_op is not null then 'ROW' when ddl_op is not null then 'DDL' end as event_kind,
         coalesce(row_op, ddl_op) as op,
         'mysql' as source_db_type,

@@ -192,16 +192,8 @@ checked as (
 canonical as (
     select
         *,
-        {{ cdc_canonical_image(
-            'maxwell_json',
-            'case when pre_error_code is null then before_values end',
-            'cast(null as map<string, string>)'
-        ) }} as before_image,
-        {{ cdc_canonical_image(
-            'maxwell_json',
-            'case when pre_error_code is null then after_values end',
-            'cast(null as map<string, string>)'
-        ) }} as after_image
+        {{ cdc_checked_image('maxwell_json', 'before_values') }} as before_image,
+        {{ cdc_checked_image('maxwell_json', 'after_values') }} as after_image
     from checked
 ),
 

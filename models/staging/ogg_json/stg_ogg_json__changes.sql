@@ -130,31 +130,16 @@ checked as (
 canonical as (
     select
         *,
-        {{ cdc_canonical_image(
-            'ogg_json',
-            'case when pre_error_code is null then before_values end',
-            'cast(null as map<string, string>)'
-        ) }} as before_image,
-        {{ cdc_canonical_image(
-            'ogg_json',
-            'case when pre_error_code is null then after_values end',
-            'cast(null as map<string, string>)'
-        ) }} as after_image
+        {{ cdc_checked_image('ogg_json', 'before_values') }} as before_image,
+        {{ cdc_checked_image('ogg_json', 'after_values') }} as after_image
     from checked
 ),
 
 decoded as (
     select
         *,
-        coalesce(
-            pre_error_code,
-            case when before_image['error'] is not null or after_image['error'] is not null then 'invalid_value' end
-        ) as error_code,
-        coalesce(
-            pre_error_detail,
-            concat('before image: ', before_image['error']),
-            concat('after image: ', after_image['error'])
-        ) as error_detail,
+        {{ cdc_message_error('code') }} as error_code,
+        {{ cdc_message_error('detail') }} as error_detail,
         case when row_op = 'TRUNCATE' then 'DDL' else 'ROW' end as event_kind,
         row_op as op,
         cast(null as string) as source_db_type,
