@@ -1,8 +1,7 @@
 """Small appended files merged (dbt/adapters/sparksession/compaction.py): which files a partition
 merges, that a merge keeps every row and the files a write just added, and that one stopped at any
 step (as by a killed process) is finished or undone by the next run, never losing or doubling a row.
-The merge inside dbt builds: tests/python/test_marts_e2e.py (the shared workload, merging at
-every run) and the kill test's point during a merge (tests/python/test_kill_rerun.py, opt-in)."""
+The merge inside dbt builds, a killed one included: tests/python/test_compaction_runs.py."""
 
 from __future__ import annotations
 
