@@ -255,6 +255,13 @@ def then_die(step: Any) -> Any:
 
 
 @pytest.mark.spark
+def test_a_table_whose_schema_does_not_exist_yet_has_no_merge_to_finish() -> None:
+    """The first run's on-run-start hook asks before dbt has created the model's schema."""
+    missing = SparkRelation.create(schema="compaction_test_never_created", identifier="target")
+    assert not compaction.apply_killed(spark_session(), missing, 1)
+
+
+@pytest.mark.spark
 @pytest.mark.usefixtures("file_operations")
 def test_a_full_build_drops_a_killed_merge() -> None:
     create_target()

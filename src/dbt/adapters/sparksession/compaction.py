@@ -156,8 +156,11 @@ def apply_killed(spark: SparkSession, target: Any, depth: int) -> bool:
     """A merge a killed process left for table `target` (`depth` partition columns): finished if
     its list of superseded files was written, else discarded. True if there was one."""
     if not pending_writes.table_exists(spark, target):
+        # Nothing to finish, and maybe no schema yet (the first run's hook): only a compacting
+        # table of the version before, left with its table dropped, is dropped.
         left_legacy = pending_writes.table_exists(spark, legacy_table(target))
-        drop(spark, target)
+        if left_legacy:
+            drop(spark, target)
         return left_legacy
     files, root = pending_writes.table_folder(spark, target)
     return finish_killed(spark, files, target, root, depth)
