@@ -235,9 +235,8 @@ class SparkSessionAdapter(SparkAdapter):
         """The session, its file operations, the quoted name and the folder of table `relation`: what
         newest_values works on."""
         session = self._session()
-        location = pending_writes.table_location(session, relation)
-        files = pending_writes.table_files(session, location)
-        return session, files, pending_writes.quoted(relation), files.root(location)
+        files, root = pending_writes.table_folder(session, relation)
+        return session, files, pending_writes.quoted(relation), root
 
     @property
     def _run(self) -> RunState:
