@@ -209,21 +209,22 @@ class Runner:
             raise RuntimeError(f"{name} failed (exit {process['returncode']}); see {process['log']}")
         return {**json.loads(result.read_text()), "process": process}
 
-    def dbt_build(self, label: str, warehouse: Path | None = None) -> dict[str, Any]:
+    def dbt_build(self, label: str, warehouse: Path | None = None, threads: int | None = None) -> dict[str, Any]:
         target = self.dir / f"target-{label}"
         project = self.args.project_dir.resolve()
-        command = [str(BIN / "dbt"), "build", "--project-dir", str(project), *self.selection()]
+        threads = threads or self.args.threads
+        command = [str(BIN / "dbt"), "build", "--project-dir", str(project), *self.selection(threads)]
         env = self.env(target, warehouse)
         process, peaks = run_process(command, env, self.dir / f"dbt-{label}.log", f"[dbt {label}]")
         run_results = target / "run_results.json"
         if not run_results.is_file():
-            return {"process": process, "build_seconds": None, "build_cpu_seconds": None}
-        return {"process": process, **summarize_run_results(run_results, peaks)}
+            return {"process": process, "threads": threads, "build_seconds": None, "build_cpu_seconds": None}
+        return {"process": process, "threads": threads, **summarize_run_results(run_results, peaks)}
 
-    def selection(self) -> list[str]:
+    def selection(self, threads: int | None) -> list[str]:
         flags = ["--exclude-resource-type", "unit_test"]
-        if self.args.threads:
-            flags += ["--threads", str(self.args.threads)]
+        if threads:
+            flags += ["--threads", str(threads)]
         if self.args.select:
             flags += ["--select", *self.args.select]
         elif len(self.spec.dialects) == 1:
@@ -261,7 +262,7 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
     log(f"[bench] {spec.label}: landing batch 1 ({batch1:,} messages)")
     report["land_batch1"] = runner.spark_step("land", "--data-dir", str(data_dir), "--batch", "1")
     log(f"[bench] {spec.label}: full dbt build")
-    report["full"] = runner.dbt_build("full")
+    report["full"] = runner.dbt_build("full", threads=args.full_build_threads)
     if not args.no_floor:
         log(f"[bench] {spec.label}: parse floor")
         floor = report["parse_floor"] = runner.spark_step("parse-floor")
@@ -776,6 +777,13 @@ def main(argv: list[str] | None = None) -> int:
         "--threads",
         type=int,
         help="dbt threads (default: the profile's 4); with 1, nodes run one at a time and get their own CPU seconds",
+    )
+    parser.add_argument(
+        "--full-build-threads",
+        type=int,
+        metavar="N",
+        help="dbt threads of the full build alone (default: --threads); e.g. --threads 1 --full-build-threads 4"
+        " times the incremental runs node by node without a one-thread full build of mixed:5M (an hour more)",
     )
     parser.add_argument(
         "--empty-build",

@@ -3,6 +3,7 @@ what it reports is only as good as how it reads dbt's run_results.json."""
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import sys
@@ -566,3 +567,23 @@ def test_compare_puts_two_reports_side_by_side_model_by_model(tmp_path):
     assert [line.split()[1:] for line in model_lines] == [
         ["40.0", "40.0", "1.00", "2000.0", "500.0", "0.25", "200.0", "50.0", "0.25", "100.0", "25.0", "0.25"]
     ]
+
+
+def test_the_full_build_alone_takes_its_own_thread_count(tmp_path, monkeypatch):
+    args = argparse.Namespace(
+        work_dir=tmp_path,
+        project_dir=REPO_ROOT,
+        threads=1,
+        full_build_threads=4,
+        select=None,
+        conf=[],
+        master="local[2]",
+        driver_memory="2g",
+    )
+    runner = bench_run.Runner(args, workloads.parse_spec("mixed:1k"))
+    commands = []
+    monkeypatch.setattr(bench_run, "run_process", lambda command, *_: (commands.append(command), ({}, None))[1])
+    full = runner.dbt_build("full", threads=args.full_build_threads)
+    incremental = runner.dbt_build("incremental")
+    assert [c[c.index("--threads") + 1] for c in commands] == ["4", "1"]
+    assert (full["threads"], incremental["threads"]) == (4, 1)
