@@ -6,6 +6,8 @@ The merge inside dbt builds, a killed one included: tests/python/test_compaction
 from __future__ import annotations
 
 import json
+import math
+import random
 from collections import Counter
 from typing import Any
 
@@ -19,15 +21,28 @@ SCHEMA = "compaction_test"
 KIB = 1024
 
 
-def test_no_tier_with_fan_in_files_merges_nothing() -> None:
+def test_no_fan_in_files_within_a_factor_fan_in_merge_nothing() -> None:
     sizes = {"a": 5 * KIB, "b": 6 * KIB, "c": 40 * KIB, "d": 300 * KIB}
     assert compaction.files_to_merge(sizes, 4) == []
 
 
-def test_the_lowest_full_tier_merges_with_every_smaller_file() -> None:
-    # Tiers of fan-in 4: 5-6 KiB are tier 6, 20-60 KiB tier 7 (4^7 = 16 KiB, 4^8 = 64 KiB).
+def test_the_smallest_window_of_fan_in_sizes_merges_with_every_smaller_file() -> None:
+    # 20-60 KiB: four files within a factor 4 of 20 KiB; 5 KiB is smaller, 300 KiB is not in it.
     sizes = {"tiny": 5 * KIB, "t1": 20 * KIB, "t2": 30 * KIB, "t3": 40 * KIB, "t4": 60 * KIB, "big": 300 * KIB}
     assert compaction.files_to_merge(sizes, 4) == ["t1", "t2", "t3", "t4", "tiny"]
+
+
+def test_files_of_about_one_size_merge_whichever_side_of_a_power_of_fan_in_they_fall() -> None:
+    # 16 KiB = 4^7: fixed tiers put three of these in one tier and the fourth in the next, and
+    # merged none of them (the run files of int_row_changes' buckets, docs/benchmarks.md).
+    sizes = {"r1": 15 * KIB, "r2": 14 * KIB, "r3": 15 * KIB + 512, "r4": 17 * KIB}
+    assert compaction.files_to_merge(sizes, 4) == ["r1", "r2", "r3", "r4"]
+    assert compaction.files_to_merge({"r1": 15 * KIB, "r2": 14 * KIB, "r4": 17 * KIB}, 4) == []
+
+
+def test_every_small_file_within_the_window_merges_not_just_fan_in_of_them() -> None:
+    sizes = {f"r{i}": 10 * KIB + i for i in range(6)} | {"m": 39 * KIB, "big": 41 * KIB}
+    assert compaction.files_to_merge(sizes, 4) == sorted([f"r{i}" for i in range(6)] + ["m"])
 
 
 def test_large_files_are_never_merged() -> None:
@@ -41,23 +56,29 @@ def test_fan_in_below_two_merges_nothing() -> None:
     assert compaction.files_to_merge({"a": 10, "b": 10}, 0) == []
 
 
-def test_each_byte_is_merged_a_bounded_number_of_times_and_files_stay_few() -> None:
-    """Runs appending one equal file each to a partition: the files it holds stay below
-    (fan_in - 1) per tier plus one, and each appended byte is rewritten once per tier it climbs."""
-    fan_in, run_bytes = 4, 10 * KIB
+@pytest.mark.parametrize(
+    "run_bytes",
+    [lambda rng: 10 * KIB, lambda rng: rng.randint(11_000, 21_000), lambda rng: rng.randint(1_000, 100_000)],
+    ids=["equal", "straddling-16-KiB", "spread"],
+)
+def test_each_byte_is_merged_a_bounded_number_of_times_and_files_stay_few(run_bytes) -> None:
+    """Runs appending one file each to a partition: the files it holds stay below (fan_in - 1) per
+    factor fan_in of sizes plus two, and each appended byte is rewritten at most once per such
+    factor between the smallest run file and all the runs' bytes."""
+    fan_in, rng = 4, random.Random(7)
     files: dict[str, int] = {}
-    rewritten = most = 0
+    rewritten = appended = most = 0
+    smallest = compaction.SMALL_FILE_BYTES
     for run in range(2000):
         merged = compaction.files_to_merge(files, fan_in)
         rewritten += sum(files[name] for name in merged)
         if merged:
             files[f"m{run}"] = sum(files.pop(name) for name in merged)
-        files[f"r{run}"] = run_bytes
-        most = max(most, len(files))
-    appended = 2000 * run_bytes
-    tiers = compaction.size_tier(appended, fan_in) - compaction.size_tier(run_bytes, fan_in) + 1
-    assert most <= (fan_in - 1) * tiers + 2
-    assert rewritten <= tiers * appended
+        files[f"r{run}"] = size = run_bytes(rng)
+        appended, smallest, most = appended + size, min(smallest, size), max(most, len(files))
+    factors = math.ceil(math.log(appended / smallest, fan_in))
+    assert most <= (fan_in - 1) * factors + 2
+    assert rewritten <= factors * appended
 
 
 @pytest.fixture(params=["local-files-by-python", "files-by-hadoop"])

@@ -1,7 +1,7 @@
 """Small files merged inside dbt runs (dbt/adapters/sparksession/compaction.py): a generated
 canal_json workload landed in four loads (batch 1 in three of about equal size, then batch 2),
 each built incrementally after the first with the merge made eager (var cdc_compact_fan_in 2:
-two small files of a size tier merge), gives every table the live rows of a full refresh of the
+two small files within a factor 2 of each other merge), gives every table the live rows of a full refresh of the
 same input, while the appended tables hold fewer files than the loads that appended to them. The
 merge step by step and killed: tests/python/test_compaction.py."""
 

@@ -4,13 +4,17 @@ A model that appends (a staging table, `int_change_events`' `event_slice=final`,
 `int_row_changes`, `int_row_versions` and `int_current_rows`) gains a file per written partition
 with every run that brings rows, and a scan lists and opens every file of what it reads: a table
 written every few minutes for a year would hold tens of thousands. After each write that appended
-to a partition, the partition's small files (below SMALL_FILE_BYTES) are merged by size tier: once
-`fan_in` files share a tier (their sizes within a factor `fan_in`: floor(log size / log fan_in)),
-those and every smaller small file become one file. Each appended byte is rewritten at most once
-per tier it climbs (a handful of times between a run's file and SMALL_FILE_BYTES), so what a run
-rewrites is proportional to what runs append, not to the history, while a partition keeps at most
-about (`fan_in` - 1) small files per tier. The files a write just added stay out of it (rows of the
-newest run keep their own file, which scans by built_at or landed_at skip or read alone).
+to a partition, the partition's small files (below SMALL_FILE_BYTES) are merged by size: once
+`fan_in` of them lie within a factor `fan_in` of each other (the smallest such window of sizes),
+those and every smaller small file become one file. The window slides with the sizes instead of
+cutting them into fixed tiers (floor(log size / log fan_in)), which left files of about one size
+that straddle a tier boundary (a run's 11-21 KB files around 16 KiB) waiting in two tiers for up to
+twice as many runs. Each merge makes a file well above the sizes it merges (at least `fan_in`
+times its window's smallest), so each appended byte is rewritten a handful of times between a
+run's file and SMALL_FILE_BYTES, and what a run rewrites is proportional to what runs append, not
+to the history, while a partition keeps at most (`fan_in` - 1) small files per factor `fan_in` of
+sizes. The files a write just added stay out of it (rows of the newest run keep their own file,
+which scans by built_at or landed_at skip or read alone).
 
 The merge is kill-safe as the writes are (pending_writes): the merged rows are first written to a
 hidden folder in the table's own (`_cdc_compacting`, partitioned as the table; a plain folder,
@@ -25,7 +29,6 @@ the token of its files after the merge.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -56,20 +59,16 @@ def legacy_table(target: Any) -> Named:
     return Named(target.schema, f"{target.identifier}{LEGACY_SUFFIX}")
 
 
-def size_tier(size: int, fan_in: int) -> int:
-    return int(math.log(max(size, 1), fan_in))
-
-
 def files_to_merge(sizes: Mapping[str, int], fan_in: int) -> list[str]:
-    """Of one partition's files (name -> bytes), those merged into one: the small files of the
-    lowest size tier that `fan_in` of them share, with every smaller small file; none while no
-    tier holds `fan_in`."""
+    """Of one partition's files (name -> bytes), those merged into one: every small file below
+    `fan_in` times the smallest size that starts a window of `fan_in` small files within that
+    factor (the window's files and every smaller one); none while no such window exists."""
     if fan_in < 2:
         return []
-    small = {name: size_tier(size, fan_in) for name, size in sizes.items() if size < SMALL_FILE_BYTES}
-    tiers = sorted(small.values())
-    full = next((tier for tier in tiers if tiers.count(tier) >= fan_in), None)
-    return [] if full is None else sorted(name for name, tier in small.items() if tier <= full)
+    small = sorted((max(size, 1), name) for name, size in sizes.items() if size < SMALL_FILE_BYTES)
+    windows = zip(small, small[fan_in - 1 :], strict=False)  # (smallest, largest) of fan_in in a row
+    smallest = next((size for (size, _), (largest, _) in windows if largest < fan_in * size), None)
+    return [] if smallest is None else sorted(name for size, name in small if size < fan_in * smallest)
 
 
 def compact(

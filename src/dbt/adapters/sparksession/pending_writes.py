@@ -416,7 +416,8 @@ class Layout:
     folder of its first `replace_depth` partition columns, with every partition under it (the
     stored ones the write has no rows for go): int_row_changes rewrites a `key_bucket` whole by
     writing its `build_tier=base` alone. `compact_fan_in`: after a write, the small files of the
-    partitions it appended to are merged by size tiers of this factor (compaction; 0: never)."""
+    partitions it appended to are merged once this many lie within this factor of each other's
+    sizes (compaction; 0: never)."""
 
     partition_by: tuple[str, ...] = ()
     replace: bool = False
