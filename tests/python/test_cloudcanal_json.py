@@ -22,13 +22,19 @@ import pytest
 from cdc_unify.canonical import CanonicalError, IntervalYM
 from cdc_unify.canonicalizers import canonicalizer_for
 from cdc_unify.canonicalizers._mysql_types import mysql_logical_type, source_logical_type
-from cdc_unify.contract import STAGED_COLUMNS
 from cdc_unify.generator.encoders import encoder_for
-from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_ERROR_CODE, EncodedMessage
+from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, EncodedMessage
 from cdc_unify.generator.encoders.cloudcanal_json import SOURCE_TIME_ZONE, value_text
 from cdc_unify.generator.model import Column, Workload
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
-from spec_fixtures import expected_pairs, utc
+from spec_fixtures import expected_pairs
+from staged_stream import (
+    assert_every_value_staged_in_contract_shape,
+    assert_expected_rows,
+    assert_malformed_quarantined,
+    assert_tombstone,
+    stage_stream,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "spec_examples" / "cloudcanal_json"
@@ -219,58 +225,27 @@ def test_every_malformation_kind_changes_the_message(messages):
 @pytest.fixture(scope="module")
 def staged(messages) -> dict[str, Any]:
     """One dbt run over: the spec examples, the encoded workload, every malformation kind, a tombstone."""
-    from harness import stage_messages
-
-    encoder = encoder_for(DIALECT)
-    fixtures = expected_pairs(FIXTURES)
-    rng = random.Random(11)
-    row_messages = [m for m in messages if m.is_row_message]
-    kinds = [k for k in COMMON_MALFORMED_KINDS + encoder.extra_malformed_kinds for _ in range(3)]
-    malformed = [(kind, encoder.malform(rng.choice(row_messages), kind, rng)) for kind in kinds]
-    values = [p.read_bytes() for p, _ in fixtures] + [m.value for m in messages] + [v for _, v in malformed] + [None]
-    rows = stage_messages(DIALECT, values)
-    by_offset: dict[int, list[dict]] = {}
-    for row in rows:
-        by_offset.setdefault(row["landing_offset"], []).append(row)
-    expected = [(i, exp) for i, (_, exp) in enumerate(fixtures)] + [
-        (len(fixtures) + i, list(m.expected)) for i, m in enumerate(messages)
-    ]
-    return {"malformed": malformed, "rows": rows, "by_offset": by_offset, "n_values": len(values),
-            "expected": expected, "first_malformed": len(fixtures) + len(messages)}  # fmt: skip
+    return stage_stream(DIALECT, [(p.read_bytes(), e) for p, e in expected_pairs(FIXTURES)], messages)
 
 
 @pytest.mark.spark
 def test_spark_every_landing_row_is_staged_in_contract_shape(staged):
-    rows = staged["rows"]
-    assert sorted(staged["by_offset"]) == list(range(staged["n_values"]))
-    assert list(rows[0]) == [name for name, _ in STAGED_COLUMNS]
-    assert len(rows) == sum(len(e) for _, e in staged["expected"]) + len(staged["malformed"]) + 1
+    assert_every_value_staged_in_contract_shape(staged)
 
 
 @pytest.mark.spark
 def test_spark_spec_examples_and_encoded_stream_decode_as_expected(staged):
-    for offset, expected in staged["expected"]:
-        got = staged["by_offset"][offset]
-        assert [r["row_index"] for r in got] == [e["row_index"] for e in expected]
-        for row, want in zip(got, expected, strict=True):
-            for column, value in want.items():
-                assert utc(row[column]) == value, f"offset {offset} {want.get('op')}: {column} {row['error_detail']}"
+    assert_expected_rows(staged)
 
 
 @pytest.mark.spark
 def test_spark_malformed_messages_are_quarantined_with_their_code(staged):
-    first = staged["first_malformed"]
-    rows = [staged["by_offset"][first + i] for i in range(len(staged["malformed"]))]
-    assert all(len(r) == 1 for r in rows)
-    assert Counter(r[0]["error_code"] for r in rows) == Counter(MALFORMED_ERROR_CODE[k] for k, _ in staged["malformed"])
-    for (_, value), (row,) in zip(staged["malformed"], rows, strict=True):
-        assert row["message_status"] == "quarantined" and row["raw_value"] == value and row["error_detail"]
+    assert_malformed_quarantined(staged)
 
 
 @pytest.mark.spark
 def test_spark_null_value_is_a_tombstone(staged):
-    (row,) = staged["by_offset"][staged["n_values"] - 1]
-    assert (row["message_status"], row["event_kind"], row["error_code"]) == ("tombstone", None, None)
+    assert_tombstone(staged, staged["n_values"] - 1)
 
 
 @pytest.mark.spark

@@ -21,7 +21,6 @@ import fastavro
 import pytest
 
 from cdc_unify.canonical import IntervalYM
-from cdc_unify.contract import STAGED_COLUMNS
 from cdc_unify.generator.encoders import dts_avro as dts_encoder
 from cdc_unify.generator.encoders import encoder_for
 from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS, MALFORMED_ERROR_CODE, EncodedMessage
@@ -30,7 +29,14 @@ from cdc_unify.generator.model import Column, Position, SourceChange, TableSchem
 from cdc_unify.generator.workload import WorkloadOptions, build_workload
 from cdc_unify.message_decoders import _staged_rows as twins
 from cdc_unify.message_decoders import dts_avro as d
-from spec_fixtures import expected_pairs, utc
+from spec_fixtures import expected_pairs
+from staged_stream import (
+    assert_every_value_staged_in_contract_shape,
+    assert_expected_rows,
+    assert_malformed_quarantined,
+    assert_tombstone,
+    stage_stream,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPEC = Path("/work/shared/format-specs/dts_avro.md")
@@ -525,41 +531,23 @@ def test_spec_heartbeat_bytes_are_what_fastavro_writes_for_it():
 
 @pytest.fixture(scope="module")
 def staged(messages) -> dict[str, Any]:
-    """One dbt run over: the spec examples, the encoded workload, every malformation kind, a tombstone."""
-    from harness import stage_messages
-
-    encoder = encoder_for(DIALECT)
-    fixtures = expected_pairs(FIXTURES)
-    rng = random.Random(11)
-    row_messages = [m for m in messages if m.is_row_message]
-    kinds = [k for k in COMMON_MALFORMED_KINDS + encoder.extra_malformed_kinds for _ in range(3)]
-    malformed = [(kind, encoder.malform(rng.choice(row_messages), kind, rng)) for kind in kinds]
-    values = [fixture_value(p) for p, _ in fixtures] + [m.value for m in messages] + [v for _, v in malformed] + [None]
-    rows = stage_messages(DIALECT, values)
-    by_offset: dict[int, list[dict]] = {}
-    for row in rows:
-        by_offset.setdefault(row["landing_offset"], []).append(row)
-    spec = [(i, [{k: v for k, v in e.items() if k != "sequence"} for e in exp]) for i, (_, exp) in enumerate(fixtures)]
-    expected = spec + [(len(fixtures) + i, list(m.expected)) for i, m in enumerate(messages)]
-    return {"malformed": malformed, "rows": rows, "by_offset": by_offset, "n_values": len(values), "values": values,
-            "expected": expected, "first_malformed": len(fixtures) + len(messages)}  # fmt: skip
+    """One dbt run over: the spec examples (their expected rows without the sequence), the encoded
+    workload, every malformation kind, a tombstone."""
+    fixtures = [
+        (fixture_value(p), [{k: v for k, v in e.items() if k != "sequence"} for e in exp])
+        for p, exp in expected_pairs(FIXTURES)
+    ]
+    return stage_stream(DIALECT, fixtures, messages)
 
 
 @pytest.mark.spark
 def test_spark_every_landing_row_is_staged_once_in_contract_shape(staged):
-    rows = staged["rows"]
-    assert sorted(staged["by_offset"]) == list(range(staged["n_values"]))
-    assert list(rows[0]) == [name for name, _ in STAGED_COLUMNS]
-    assert len(rows) == staged["n_values"]
+    assert_every_value_staged_in_contract_shape(staged)
 
 
 @pytest.mark.spark
 def test_spark_spec_examples_and_encoded_stream_decode_as_expected(staged):
-    for offset, expected in staged["expected"]:
-        (row,) = staged["by_offset"][offset]
-        (want,) = expected
-        for column, value in want.items():
-            assert utc(row[column]) == value, f"offset {offset} {want.get('op')}: {column} {row['error_detail']}"
+    assert_expected_rows(staged)
 
 
 @pytest.mark.spark
@@ -573,18 +561,12 @@ def test_spark_rows_equal_the_pure_decoder(staged):
 
 @pytest.mark.spark
 def test_spark_malformed_messages_are_quarantined_with_their_code(staged):
-    first = staged["first_malformed"]
-    rows = [staged["by_offset"][first + i] for i in range(len(staged["malformed"]))]
-    assert all(len(r) == 1 for r in rows)
-    assert Counter(r[0]["error_code"] for r in rows) == Counter(MALFORMED_ERROR_CODE[k] for k, _ in staged["malformed"])
-    for (_, value), (row,) in zip(staged["malformed"], rows, strict=True):
-        assert row["message_status"] == "quarantined" and row["raw_value"] == value and row["error_detail"]
+    assert_malformed_quarantined(staged)
 
 
 @pytest.mark.spark
 def test_spark_null_value_is_a_tombstone(staged):
-    (row,) = staged["by_offset"][staged["n_values"] - 1]
-    assert (row["message_status"], row["event_kind"], row["error_code"]) == ("tombstone", None, None)
+    assert_tombstone(staged, staged["n_values"] - 1)
 
 
 @pytest.mark.spark
