@@ -9,8 +9,8 @@ to a partition, the partition's small files (below SMALL_FILE_BYTES) are merged 
 those and every smaller small file become one file. The window slides with the sizes instead of
 cutting them into fixed tiers (floor(log size / log fan_in)), which left files of about one size
 that straddle a tier boundary (a run's 11-21 KB files around 16 KiB) waiting in two tiers for up to
-twice as many runs. Each merge makes a file well above the sizes it merges (at least `fan_in`
-times its window's smallest), so each appended byte is rewritten a handful of times between a
+twice as many runs. Each merge makes a file larger than any it merges (at least `fan_in` times
+its window's smallest), so each appended byte is rewritten a handful of times between a
 run's file and SMALL_FILE_BYTES, and what a run rewrites is proportional to what runs append, not
 to the history, while a partition keeps at most (`fan_in` - 1) small files per factor `fan_in` of
 sizes. The files a write just added stay out of it (rows of the newest run keep their own file,
