@@ -218,7 +218,16 @@ class Runner:
         process, peaks = run_process(command, env, self.dir / f"dbt-{label}.log", f"[dbt {label}]")
         run_results = target / "run_results.json"
         if not run_results.is_file():
-            return {"process": process, "threads": threads, "build_seconds": None, "build_cpu_seconds": None}
+            # dbt stopped before it ran a node (e.g. the warehouse still locked): a problem of the
+            # build, shown and failing the bench at its end, without losing the workload's figures.
+            log(
+                f"[bench] {self.spec.label}: dbt {label} ran no node (exit {process['returncode']}); see {process['log']}"
+            )
+            problem = {"node": f"dbt {label}", "status": NOT_RUN, "message": last_error(Path(process["log"]))}
+            return {
+                "process": process, "threads": threads, "build_seconds": None, "build_cpu_seconds": None,
+                "problems": [problem],
+            }  # fmt: skip
         return {"process": process, "threads": threads, **summarize_run_results(run_results, peaks)}
 
     def selection(self, threads: int | None) -> list[str]:
@@ -233,6 +242,29 @@ class Runner:
         if len(self.spec.dialects) == 1:
             flags += ["--vars", json.dumps({"cdc_dialects": list(self.spec.dialects)})]
         return flags
+
+
+NOT_RUN = "not run"
+
+
+def last_error(log_path: Path) -> str:
+    """The end of a failed dbt's output, where it says why (its log holds only its output)."""
+    lines = [line.strip() for line in log_path.read_text(errors="replace").splitlines() if line.strip()]
+    return " | ".join(lines[-4:])[:500]
+
+
+def builds_not_run(report: dict[str, Any]) -> list[str]:
+    """'workload: build' of every dbt build of the report that ran no node."""
+    builds = [
+        (w["workload"], build)
+        for w in report["workloads"]
+        for value in w.values()
+        for build in (value if isinstance(value, list) else [value])  # --runs: a list of builds
+        if isinstance(build, dict)
+    ]
+    return [
+        f"{name}: {p['node']}" for name, build in builds for p in build.get("problems", []) if p["status"] == NOT_RUN
+    ]
 
 
 def ratio(numerator: float | None, denominator: float | None) -> float | None:
@@ -875,7 +907,10 @@ def main(argv: list[str] | None = None) -> int:
     print(table(report["workloads"]))
     print(f"\nreport: {report_path}")
     differing = any(w["figures"]["backfill_tables_differing"] for w in report["workloads"])
-    return 1 if report.get("failed") or differing else 0
+    not_run = builds_not_run(report)
+    if not_run:
+        print(f"\nbuilds that ran no node: {', '.join(not_run)}")
+    return 1 if report.get("failed") or differing or not_run else 0
 
 
 if __name__ == "__main__":

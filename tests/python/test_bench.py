@@ -582,8 +582,40 @@ def test_the_full_build_alone_takes_its_own_thread_count(tmp_path, monkeypatch):
     )
     runner = bench_run.Runner(args, workloads.parse_spec("mixed:1k"))
     commands = []
-    monkeypatch.setattr(bench_run, "run_process", lambda command, *_: (commands.append(command), ({}, None))[1])
+
+    def ran(command, env, log_path, prefix):
+        commands.append(command)
+        log_path.write_text("")
+        return {"returncode": 0, "log": str(log_path)}, None
+
+    monkeypatch.setattr(bench_run, "run_process", ran)
     full = runner.dbt_build("full", threads=args.full_build_threads)
     incremental = runner.dbt_build("incremental")
     assert [c[c.index("--threads") + 1] for c in commands] == ["4", "1"]
     assert (full["threads"], incremental["threads"]) == (4, 1)
+
+
+def test_a_dbt_build_that_runs_no_node_is_a_problem_that_fails_the_bench(tmp_path, monkeypatch):
+    args = argparse.Namespace(
+        work_dir=tmp_path,
+        project_dir=REPO_ROOT,
+        threads=1,
+        full_build_threads=None,
+        select=None,
+        conf=[],
+        master="local[2]",
+        driver_memory="2g",
+    )
+    runner = bench_run.Runner(args, workloads.parse_spec("mixed:1k"))
+
+    def refused(command, env, log_path, prefix):
+        log_path.write_text("Runtime Error\n  the warehouse /w is in use by another process (pid 1)\n")
+        return {"returncode": 2, "log": str(log_path)}, None
+
+    monkeypatch.setattr(bench_run, "run_process", refused)
+    rerun = runner.dbt_build("rerun")
+    assert rerun["build_seconds"] is None
+    (problem,) = rerun["problems"]
+    assert problem["node"] == "dbt rerun" and "in use by another process" in problem["message"]
+    report = {"workloads": [{"workload": "mixed:1k", "full": {"problems": []}, "rerun": rerun}]}
+    assert bench_run.builds_not_run(report) == ["mixed:1k: dbt rerun"]
