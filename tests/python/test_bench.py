@@ -569,18 +569,23 @@ def test_compare_puts_two_reports_side_by_side_model_by_model(tmp_path):
     ]
 
 
-def test_the_full_build_alone_takes_its_own_thread_count(tmp_path, monkeypatch):
+def one_thread_runner(tmp_path, full_build_threads: int | None = None) -> bench_run.Runner:
+    """A mixed:1k runner of `--threads 1` (and `--full-build-threads`), its run folders in tmp_path."""
     args = argparse.Namespace(
         work_dir=tmp_path,
         project_dir=REPO_ROOT,
         threads=1,
-        full_build_threads=4,
+        full_build_threads=full_build_threads,
         select=None,
         conf=[],
         master="local[2]",
         driver_memory="2g",
     )
-    runner = bench_run.Runner(args, workloads.parse_spec("mixed:1k"))
+    return bench_run.Runner(args, workloads.parse_spec("mixed:1k"))
+
+
+def test_the_full_build_alone_takes_its_own_thread_count(tmp_path, monkeypatch):
+    runner = one_thread_runner(tmp_path, full_build_threads=4)
     commands = []
 
     def ran(command, env, log_path, prefix):
@@ -589,24 +594,14 @@ def test_the_full_build_alone_takes_its_own_thread_count(tmp_path, monkeypatch):
         return {"returncode": 0, "log": str(log_path)}, None
 
     monkeypatch.setattr(bench_run, "run_process", ran)
-    full = runner.dbt_build("full", threads=args.full_build_threads)
+    full = runner.dbt_build("full", threads=runner.args.full_build_threads)
     incremental = runner.dbt_build("incremental")
     assert [c[c.index("--threads") + 1] for c in commands] == ["4", "1"]
     assert (full["threads"], incremental["threads"]) == (4, 1)
 
 
 def test_a_dbt_build_that_runs_no_node_is_a_problem_that_fails_the_bench(tmp_path, monkeypatch):
-    args = argparse.Namespace(
-        work_dir=tmp_path,
-        project_dir=REPO_ROOT,
-        threads=1,
-        full_build_threads=None,
-        select=None,
-        conf=[],
-        master="local[2]",
-        driver_memory="2g",
-    )
-    runner = bench_run.Runner(args, workloads.parse_spec("mixed:1k"))
+    runner = one_thread_runner(tmp_path)
 
     def refused(command, env, log_path, prefix):
         log_path.write_text("Runtime Error\n  the warehouse /w is in use by another process (pid 1)\n")
