@@ -40,9 +40,12 @@ LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
 QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
 METASTORE_URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
 LOCK_FILE = ".cdc-unify.lock"
-# A killed process's lock goes with it, but its Spark JVM exits only once it notices (stdin EOF,
-# then shutdown hooks) and holds Derby until then: a new process waits this long for it.
-JVM_EXIT_WAIT_S = 30.0
+# A killed or finished process's lock goes with it, but its Spark JVM exits only once it notices
+# (stdin EOF, then shutdown hooks) and holds Derby until then: a new process waits this long for
+# it, saying so every JVM_WAIT_PROGRESS_S. On a starved machine (a niced bench beside two busy
+# jobs on two cores) a finished build's JVM took more than 30 s.
+JVM_EXIT_WAIT_S = 180.0
+JVM_WAIT_PROGRESS_S = 10.0
 # Open lock files of this process, by warehouse folder: held until the process ends.
 _HELD_LOCKS: dict[Path, int] = {}
 # dbt's threads open their connections at once: one takes the lock, the others find it held.
@@ -222,13 +225,26 @@ def in_use_message(folder: Path, holder: str) -> str:
 
 
 def wait_for_previous_jvm(folder: Path, previous: Mapping[str, str]) -> None:
-    """A killed holder's Spark JVM may still be shutting down (holding Derby): wait for it to exit."""
+    """The previous holder's Spark JVM may still be shutting down (holding Derby): wait for it to
+    exit, with a line on stderr every JVM_WAIT_PROGRESS_S, at most JVM_EXIT_WAIT_S."""
     pid = int(previous["jvm"]) if previous.get("jvm", "").isdigit() else None
-    deadline = time.monotonic() + JVM_EXIT_WAIT_S
-    while pid is not None and is_java_process(pid):
-        if time.monotonic() > deadline:
-            holder = f"pid {pid}, the Spark JVM of {previous.get('holder') or 'an ended process'}"
+    if pid is None:
+        return
+    holder = f"pid {pid}, the Spark JVM of {previous.get('holder') or 'an ended process'}"
+    started = time.monotonic()
+    told = 0
+    while is_java_process(pid):
+        waited = time.monotonic() - started
+        if waited > JVM_EXIT_WAIT_S:
             raise WarehouseInUse(in_use_message(folder, holder))
+        if waited >= (told + 1) * JVM_WAIT_PROGRESS_S:
+            told += 1
+            print(
+                f"cdc-unify: waiting {waited:.0f} s (at most {JVM_EXIT_WAIT_S:.0f}) for {holder} to exit and "
+                f"release the warehouse {folder}",
+                file=sys.stderr,
+                flush=True,
+            )
         time.sleep(0.2)
 
 

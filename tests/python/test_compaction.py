@@ -180,6 +180,35 @@ def test_a_merge_keeps_every_row_and_the_files_just_written() -> None:
 
 @pytest.mark.spark
 @pytest.mark.usefixtures("file_operations")
+def test_a_full_build_merges_its_own_small_files_in_every_partition_it_appends_to() -> None:
+    """As a full build leaves it, no file is the newest write's: all of a partition's merge."""
+    create_target()
+    before = partition_files()
+    layout = pending_writes.Layout(PARTITION_BY, compact_fan_in=4)
+    assert compaction.compact_built(spark_session(), TARGET, layout) == 10
+    after = partition_files()
+    assert len(after["bucket=1/feed=a"]) == len(after[ESCAPED]) == 1
+    assert after["bucket=2/feed=a"] == before["bucket=2/feed=a"]
+    assert rows() == expected_rows()
+    assert not merge_left()
+
+
+@pytest.mark.spark
+@pytest.mark.usefixtures("file_operations")
+def test_a_full_build_leaves_the_partitions_it_replaces_and_merges_nothing_at_fan_in_zero() -> None:
+    create_target()
+    before = partition_files()
+    spark = spark_session()
+    replacing = pending_writes.Layout(PARTITION_BY, replace=True, appended=("bucket=7/*",), compact_fan_in=4)
+    assert compaction.compact_built(spark, TARGET, pending_writes.Layout(PARTITION_BY)) == 0
+    assert compaction.compact_built(spark, TARGET, replacing) == 5
+    after = partition_files()
+    assert after["bucket=1/feed=a"] == before["bucket=1/feed=a"] and len(after[ESCAPED]) == 1
+    assert rows() == expected_rows()
+
+
+@pytest.mark.spark
+@pytest.mark.usefixtures("file_operations")
 def test_stored_newest_values_follow_the_merged_files(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(newest_values, "KEEP_FROM_BYTES", 0)
     create_target()

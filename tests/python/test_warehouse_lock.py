@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -72,6 +73,36 @@ def test_threads_of_one_process_share_its_lock(tmp_path, monkeypatch):
         taken = list(pool.map(lambda _: lock_warehouse(tmp_path), range(8)))
     release_warehouse(tmp_path)
     assert len(set(taken)) == 1
+
+
+class FakeClock:
+    """time.monotonic and time.sleep of a clock that advances only by the sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_a_previous_holders_jvm_is_waited_for_with_progress_lines_then_refused(tmp_path, monkeypatch, capsys):
+    clock = FakeClock()
+    monkeypatch.setattr(spark, "time", SimpleNamespace(monotonic=clock.monotonic, sleep=clock.sleep))
+    previous = {"jvm": "4242", "holder": "pid 17, dbt build"}
+    monkeypatch.setattr(spark, "is_java_process", lambda pid: pid == 4242 and clock.now < 25)
+    spark.wait_for_previous_jvm(tmp_path, previous)
+    told = capsys.readouterr().err.splitlines()
+    assert len(told) == 2 and all("pid 4242, the Spark JVM of pid 17, dbt build" in line for line in told), told
+    monkeypatch.setattr(spark, "is_java_process", lambda pid: True)
+    with pytest.raises(WarehouseInUse) as refused:
+        spark.wait_for_previous_jvm(tmp_path, previous)
+    assert str(refused.value).startswith(refusal(tmp_path, 4242))
+    assert clock.now - 25 >= spark.JVM_EXIT_WAIT_S
+    told = capsys.readouterr().err.splitlines()
+    assert abs(len(told) - spark.JVM_EXIT_WAIT_S / spark.JVM_WAIT_PROGRESS_S) <= 1, told
 
 
 def test_the_lock_is_exclusive_and_dies_with_its_holder(tmp_path):

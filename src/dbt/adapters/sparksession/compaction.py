@@ -14,7 +14,9 @@ its window's smallest), so each appended byte is rewritten a handful of times be
 run's file and SMALL_FILE_BYTES, and what a run rewrites is proportional to what runs append, not
 to the history, while a partition keeps at most (`fan_in` - 1) small files per factor `fan_in` of
 sizes. The files a write just added stay out of it (rows of the newest run keep their own file,
-which scans by built_at or landed_at skip or read alone).
+which scans by built_at or landed_at skip or read alone). A full build's small files are merged
+by the full build itself (compact_built), so that no incremental run pays for rows it did not
+bring.
 
 The merge is kill-safe as the writes are (pending_writes): the merged rows are first written to a
 hidden folder in the table's own (`_cdc_compacting`, partitioned as the table; a plain folder,
@@ -72,7 +74,11 @@ def files_to_merge(sizes: Mapping[str, int], fan_in: int) -> list[str]:
 
 
 def compact(
-    spark: SparkSession, target: Any, partition_by: tuple[str, ...], written: Mapping[str, set[str]], fan_in: int
+    spark: SparkSession,
+    target: Any,
+    partition_by: tuple[str, ...],
+    written: Mapping[str, set[str] | frozenset[str]],
+    fan_in: int,
 ) -> int:
     """Merges the small files of the partitions of table `target` a write just appended to
     (`written`: partition folder -> names of the files it added, left out) where files_to_merge
@@ -108,6 +114,19 @@ def compact(
     finish(spark, files, target, root, folder, superseded, len(partition_by))
     files.remove(folder)
     return len(superseded)
+
+
+def compact_built(spark: SparkSession, target: Any, layout: pending_writes.Layout) -> int:
+    """compact for table `target` as a full build has just written it: every partition `layout`
+    appends to, none of its files left out. A full build writes a file per task into each
+    partition, several small ones once its input spans several splits; left as they were, the
+    first incremental run merged them and paid for the full build's rows (on mixed:5M each
+    Canal-family staging model's +10,000 run took 7-8 s more than on mixed:1M, merging 4 files)."""
+    if layout.compact_fan_in < 2:
+        return 0
+    files, root = pending_writes.table_folder(spark, target)
+    partitions = [p for p in files.leaves(root, len(layout.partition_by)) if not layout.replaces(p)]
+    return compact(spark, target, layout.partition_by, dict.fromkeys(partitions, frozenset()), layout.compact_fan_in)
 
 
 def listed_by_driver(spark: SparkSession, paths: int) -> SparkSession:

@@ -70,11 +70,17 @@ class SparkSessionAdapter(SparkAdapter):
             merged = compaction.compact(
                 session, target, write_layout.partition_by, applied.appended, write_layout.compact_fan_in
             )
-            if merged:
-                logger.info(
-                    f"{target.identifier}: {merged} small files merged (compact_fan_in {write_layout.compact_fan_in})"
-                )
+            log_merged(target, merged, write_layout.compact_fan_in)
         return applied.rows
+
+    @available
+    def compact_built(self, target: BaseRelation, layout: dict[str, Any]) -> int:
+        """After a full build of `target`: the small files it wrote into the partitions the model
+        appends to, merged (compaction.compact_built) before any incremental run finds them."""
+        write_layout = pending_writes.Layout.of(layout)
+        merged = compaction.compact_built(self._session(), target, write_layout)
+        log_merged(target, merged, write_layout.compact_fan_in)
+        return merged
 
     @available
     def skip_write(self, invocation_id: str, relation: BaseRelation) -> str:
@@ -247,3 +253,8 @@ class SparkSessionAdapter(SparkAdapter):
     def _session(self) -> SparkSession:
         credentials: Any = self.config.credentials
         return credentials.session()
+
+
+def log_merged(target: BaseRelation, merged: int, fan_in: int) -> None:
+    if merged:
+        logger.info(f"{target.identifier}: {merged} small files merged (compact_fan_in {fan_in})")

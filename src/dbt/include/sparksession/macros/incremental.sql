@@ -12,8 +12,8 @@
     `replaced_partition_depth` N: a replaced partition swaps the folder of its first N partition
     columns whole (int_row_changes rewrites a key_bucket, its appended builds included, by
     writing its compacted `build_tier=base`). Config `compact_fan_in` (default var
-    cdc_compact_fan_in): after the write, the small files of the partitions it appended to are
-    merged by size (dbt/adapters/sparksession/compaction.py, kill-safe as the writes; a merge
+    cdc_compact_fan_in): after the write, the small files of the partitions it appended to (after
+    a full build: every partition it appends to) are merged by size (dbt/adapters/sparksession/compaction.py, kill-safe as the writes; a merge
     a killed run left is finished or dropped before the next write). Otherwise as dbt-spark's:
     same strategies (append, insert_overwrite with partition_by), schema change handling, hooks,
     grants and docs.
@@ -56,6 +56,8 @@
     {% do persist_constraints(target_relation, model) %}
     {#- The watermarks the model's incremental runs read, kept with the table (newest_values). -#}
     {% do adapter.store_newest(invocation_id, target_relation) %}
+    {#- Its own small files merged now: the first incremental run would otherwise pay for them. -#}
+    {% do adapter.compact_built(target_relation, layout) %}
   {%- else -%}
     {#- A killed run's rows first (applied already when the run started, unless its on-run-start
         hook did not run: sparksession_apply_killed_writes). -#}
