@@ -32,6 +32,7 @@ the token of its files after the merge.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,7 +78,7 @@ def compact(
     spark: SparkSession,
     target: Any,
     partition_by: tuple[str, ...],
-    written: Mapping[str, set[str] | frozenset[str]],
+    written: Mapping[str, AbstractSet[str]],
     fan_in: int,
 ) -> int:
     """Merges the small files of the partitions of table `target` a write just appended to

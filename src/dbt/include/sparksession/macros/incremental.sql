@@ -13,8 +13,9 @@
     columns whole (int_row_changes rewrites a key_bucket, its appended builds included, by
     writing its compacted `build_tier=base`). Config `compact_fan_in` (default var
     cdc_compact_fan_in): after the write, the small files of the partitions it appended to (after
-    a full build: every partition it appends to) are merged by size (dbt/adapters/sparksession/compaction.py, kill-safe as the writes; a merge
-    a killed run left is finished or dropped before the next write). Otherwise as dbt-spark's:
+    a full build: every partition it appends to) are merged by size
+    (dbt/adapters/sparksession/compaction.py, kill-safe as the writes; a merge a killed run left
+    is finished or dropped before the next write). Otherwise as dbt-spark's:
     same strategies (append, insert_overwrite with partition_by), schema change handling, hooks,
     grants and docs.
 -#}
