@@ -20,9 +20,15 @@
         comparison when held), which the Parquet scan evaluates on row-group statistics: a filter
         that also admits "any feed not held" (`not in` a list) cannot be, and Spark hands no
         `not in` of more than 10 values to the scan at all, so every stored row was read.
-        That count reads two narrow columns of every row of `new_rows_of`. With no new row, the
-        filters of cdc_landed_after_held are `false`, so Spark plans an empty input and reads
-        nothing, and the model writes nothing (cdc_skip_write_when_nothing_new). -#}
+        The count itself names only the feeds that may have such rows: those whose newest landing
+        in `new_rows_of`, as kept with that table (adapter.kept_newest_values: a table property, no
+        scan), is past this model's watermark or that this model does not hold, and rows without a
+        feed; so a run with nothing new reads no data file of `new_rows_of` (row-group statistics
+        rule every one out), and one with new rows the row groups of their feeds' new loads. Where
+        `new_rows_of` keeps no such value (a union of tables, a small table, one changed by another
+        writer), the count admits every feed not held, and reads two narrow columns of every row.
+        With no new row, the filters of cdc_landed_after_held are `false`, so Spark plans an empty
+        input and reads nothing, and the model writes nothing (cdc_skip_write_when_nothing_new). -#}
     {%- if not is_incremental() -%}
         {%- do cdc_keep_newest(held_feed_column, held_until) -%}
         {{ return(none) }}
@@ -51,9 +57,11 @@
     {%- endfor -%}
     {%- set held = {'feeds': feeds} -%}
     {%- if new_rows_of is not none -%}
+        {%- set maybe_new = cdc_feeds_newer_than_held(new_rows_of, feed_column, rows) -%}
+        {%- set counted = held if maybe_new is none else {'feeds': feeds, 'new_feeds': maybe_new + [none]} -%}
         {%- set counts = run_query(
             'select ' ~ feed_column ~ ', count(*) from ' ~ new_rows_of ~ ' where (' ~ new_rows_where ~ ') and '
-            ~ cdc_landed_after_held(held, feed_column) ~ ' group by ' ~ feed_column
+            ~ cdc_landed_after_held(counted, feed_column) ~ ' group by ' ~ feed_column
         ).rows -%}
         {%- set new_feeds = [] -%}
         {%- for row in counts -%}
@@ -64,6 +72,31 @@
         {%- do held.update({'new_rows': new_rows, 'new_feeds': new_feeds}) -%}
     {%- endif -%}
     {{ return(held) }}
+{%- endmacro %}
+
+{% macro cdc_feeds_newer_than_held(new_rows_of, feed_column, held_rows) -%}
+    {#- The feeds (as literals) whose newest landing in table `new_rows_of`, as kept with it
+        (adapter.kept_newest_values), is past the watermark of `held_rows` ([feed, micros] pairs, as
+        adapter.newest_values returns them) or that have none there; none when `new_rows_of` keeps
+        no such value (a union of tables is a string: no table to ask). -#}
+    {%- if new_rows_of is string -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set newest = adapter.kept_newest_values(new_rows_of, feed_column, 'landed_at') -%}
+    {%- if newest is none -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set held_until = {} -%}
+    {%- for row in held_rows -%}
+        {%- do held_until.update({row[0]: row[1] | int}) -%}
+    {%- endfor -%}
+    {%- set newer = [] -%}
+    {%- for row in newest -%}
+        {%- if row[0] not in held_until or (row[1] | int) > held_until[row[0]] -%}
+            {%- do newer.append(cdc_string_literal(row[0])) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(newer) }}
 {%- endmacro %}
 
 {% macro cdc_held_until(held, feed_column='source_name') -%}

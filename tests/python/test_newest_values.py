@@ -105,6 +105,28 @@ def test_a_kept_value_is_read_without_a_query_until_the_files_change(
     assert queried == [table("target")] * 2
 
 
+def kept(name: str, newest_kept: newest_values.Newest = BY_FEED) -> dict[str | None, int] | None:
+    spark = spark_session()
+    location = pending_writes.table_location(spark, relation(name))
+    files = pending_writes.table_files(spark, location)
+    return newest_values.kept(spark, files, table(name), files.root(location), newest_kept)
+
+
+def test_a_reader_gets_the_kept_value_only_while_it_matches_the_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a downstream model asks of a table it reads: the kept value, or None (it then counts by
+    a scan); never a query, never a value stored on its behalf."""
+    create("target", STORED, partitioned=True)
+    queried = queried_tables(monkeypatch)
+    assert kept("target") is None
+    assert newest_values.stored(spark_session(), table("target")) == {}
+    assert newest("target") == truth(STORED)
+    assert kept("target") == truth(STORED)
+    insert("target", [("b", 700, 1)])  # behind the adapter's back: a file it did not write
+    spark_session().sql(f"refresh table {table('target')}")
+    assert kept("target") is None
+    assert queried == [table("target")]
+
+
 def test_a_table_without_rows_has_no_newest_value() -> None:
     create("target", [], partitioned=False)
     assert newest("target") == {}

@@ -164,6 +164,21 @@ def test_new_rows_are_read_by_their_feeds_alone(builds) -> None:
         assert f"= '{UNTOUCHED_FEED}' and landed_at" not in model and " not in (" not in model, name
 
 
+def test_new_rows_are_counted_by_the_feeds_that_may_have_them(builds) -> None:
+    """Before it reads, a model counts the new rows of int_staged_events. The count names only the
+    feeds whose newest landing kept with that table is past the model's watermark (the two that
+    landed last), and rows without a feed: never "any feed not held", which no row-group statistics
+    can rule out, so a count that admitted it read every stored row even with nothing new."""
+    for name in ("int_schema_registry", "cdc_feed_health"):
+        counts = [sql for sql in builds["last_run"][name] if "select source_name, count(*) from" in sql]
+        assert counts, f"{name}: no count of new staged rows"
+        for sql in counts:
+            assert f"source_name = '{NEW_FEED[1]}'" in sql, name
+            assert "source_name = 'sum_canal_json' and landed_at > timestamp_micros(" in sql, name
+            assert "source_name is null" in sql, name
+            assert UNTOUCHED_FEED not in sql and " not in (" not in sql, name
+
+
 # Models whose incremental writes only add files: each carries its kept watermark through every
 # write (newest_values.carry), so after the full build stored it, no run queries the model's table.
 # (A write that replaces partitions, such as cdc_feed_health's per-feed rows, drops the value and

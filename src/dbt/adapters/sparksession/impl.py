@@ -199,6 +199,15 @@ class SparkSessionAdapter(SparkAdapter):
         return [[group, micros] for group, micros in found.items()]
 
     @available
+    def kept_newest_values(self, relation: BaseRelation, group: str | None, value: str) -> list[list[Any]] | None:
+        """As newest_values, but only as kept with the table (no scan): None when table `relation`
+        keeps no such value matching its files (a small table, a table changed by another writer).
+        What a downstream model asks of a table it reads, to learn which groups may have rows past
+        its own watermarks without reading them."""
+        found = newest_values.kept(*self._table_files(relation), newest_values.Newest(group, value))
+        return None if found is None else [[group, micros] for group, micros in found.items()]
+
+    @available
     def keep_newest(self, invocation_id: str, relation: BaseRelation, group: str | None, value: str) -> str:
         """Called while a model compiles for a full build: the newest `value` per `group` its
         incremental runs will ask of its table (newest_values), kept with the table once its

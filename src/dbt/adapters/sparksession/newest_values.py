@@ -121,16 +121,29 @@ def newest_values(spark: SparkSession, files: Any, table: str, root: Any, newest
     computed from, else queried, and stored if the table has KEEP_FROM_BYTES of data files."""
     text = stored(spark, table).get(newest.key)
     entries = files.file_entries(root)
-    if text is not None:
-        stored_token, values = decode(text)
-        if stored_token == token(entries):
-            return values
+    values = matching(text, entries)
+    if values is not None:
+        return values
     values = compute(spark, table, newest)
     if worth_keeping(entries):
         store(spark, table, {newest.key: encode(token(entries), values)})
     elif text is not None:
         forget(spark, table, [newest.key])
     return values
+
+
+def kept(spark: SparkSession, files: Any, table: str, root: Any, newest: Newest) -> dict[str | None, int] | None:
+    """`newest` of table `table` (folder `root`) as stored, while the table's files are those it was
+    computed from; None otherwise (nothing queried, nothing stored)."""
+    return matching(stored(spark, table).get(newest.key), files.file_entries(root))
+
+
+def matching(text: str | None, entries: set[str]) -> dict[str | None, int] | None:
+    """The values of stored `text` if its token is that of the files `entries`, else None."""
+    if text is None:
+        return None
+    stored_token, values = decode(text)
+    return values if stored_token == token(entries) else None
 
 
 def worth_keeping(entries: set[str]) -> bool:
