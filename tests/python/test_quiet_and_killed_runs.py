@@ -111,6 +111,37 @@ def test_the_files_of_earlier_loads_carry_the_statistics_a_watermark_skips_them_
     assert sorted(set(newest)) == [LOADS[0][0], LOADS[1][0]]
 
 
+def test_a_filter_naming_every_held_feed_reaches_the_parquet_scan() -> None:
+    """A model that cannot know beforehand which feeds have new rows counts them with `feed not in
+    (<every feed it holds>)`; Spark hands an `in` list to the Parquet scan only up to
+    spark.sql.parquet.pushdown.inFilterThreshold values (10 unless the session raises it), and a
+    deployment holds more feeds than that. Without it, every count read every stored row."""
+    spark = spark_session()
+    spark.sql(f"create schema if not exists {SCHEMA}_pushdown")
+    spark.sql(f"drop table if exists {SCHEMA}_pushdown.feeds")
+    spark.sql(f"create table {SCHEMA}_pushdown.feeds (feed string, landed_at timestamp) using parquet")
+    spark.sql(f"insert into {SCHEMA}_pushdown.feeds values ('feed_1', timestamp'2024-07-01 01:00:00')")
+    held = ", ".join(f"'feed_{number}'" for number in range(1, 201))
+    assert rows_scanned(f"select count(*) from {SCHEMA}_pushdown.feeds where feed is null or feed not in ({held})") == 0
+    assert rows_scanned(f"select count(*) from {SCHEMA}_pushdown.feeds where feed not in ('feed_2')") == 1
+
+
+def rows_scanned(query: str) -> int:
+    """The rows the Parquet scans of `query` handed on: those of the row groups their filters did
+    not rule out by statistics."""
+    spark = spark_session()
+    adaptive = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")  # a plain plan tree, its scans its leaves
+    try:
+        frame = spark.sql(query)
+        frame.collect()
+        leaves = frame._jdf.queryExecution().executedPlan().collectLeaves()
+        scans = [leaves.apply(index) for index in range(leaves.size())]
+        return sum(scan.metrics().apply("numOutputRows").value() for scan in scans if "parquet" in scan.nodeName())
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", adaptive)
+
+
 def test_a_killed_runs_pending_write_is_applied_before_the_next_run_reads_its_watermarks(quiet_run) -> None:
     """The killed run's state is made as it would have left it: batch 1 built, batch 2 landed, the
     staging model's pending table written whole (its compiled SQL) and not yet moved in."""
