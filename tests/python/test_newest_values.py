@@ -107,9 +107,9 @@ def test_a_kept_value_is_read_without_a_query_until_the_files_change(
 
 def kept(name: str, newest_kept: newest_values.Newest = BY_FEED) -> dict[str | None, int] | None:
     spark = spark_session()
-    location = pending_writes.table_location(spark, relation(name))
-    files = pending_writes.table_files(spark, location)
-    return newest_values.kept(spark, files, table(name), files.root(location), newest_kept)
+    return newest_values.kept(
+        spark, table(name), newest_kept, lambda: pending_writes.table_folder(spark, relation(name))
+    )
 
 
 def test_a_reader_gets_the_kept_value_only_while_it_matches_the_files(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,6 +125,8 @@ def test_a_reader_gets_the_kept_value_only_while_it_matches_the_files(monkeypatc
     spark_session().sql(f"refresh table {table('target')}")
     assert kept("target") is None
     assert queried == [table("target")]
+    spark_session().sql(f"create or replace view {table('landing')} as select * from {table('target')}")
+    assert kept("landing") is None  # a view: no folder, no value
 
 
 def test_a_table_without_rows_has_no_newest_value() -> None:

@@ -201,10 +201,17 @@ class SparkSessionAdapter(SparkAdapter):
     @available
     def kept_newest_values(self, relation: BaseRelation, group: str | None, value: str) -> list[list[Any]] | None:
         """As newest_values, but only as kept with the table (no scan): None when table `relation`
-        keeps no such value matching its files (a small table, a table changed by another writer).
+        keeps no such value matching its files (a small table, a table changed by another writer, a
+        landing table or a view: one read of its properties).
         What a downstream model asks of a table it reads, to learn which groups may have rows past
         its own watermarks without reading them."""
-        found = newest_values.kept(*self._table_files(relation), newest_values.Newest(group, value))
+        session = self._session()
+        found = newest_values.kept(
+            session,
+            pending_writes.quoted(relation),
+            newest_values.Newest(group, value),
+            lambda: pending_writes.table_folder(session, relation),
+        )
         return None if found is None else [[group, micros] for group, micros in found.items()]
 
     @available

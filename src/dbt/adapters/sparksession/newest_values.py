@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,10 +133,18 @@ def newest_values(spark: SparkSession, files: Any, table: str, root: Any, newest
     return values
 
 
-def kept(spark: SparkSession, files: Any, table: str, root: Any, newest: Newest) -> dict[str | None, int] | None:
-    """`newest` of table `table` (folder `root`) as stored, while the table's files are those it was
-    computed from; None otherwise (nothing queried, nothing stored)."""
-    return matching(stored(spark, table).get(newest.key), files.file_entries(root))
+def kept(
+    spark: SparkSession, table: str, newest: Newest, folder: Callable[[], tuple[Any, Any]]
+) -> dict[str | None, int] | None:
+    """`newest` of table `table` as stored, while the table's files are those it was computed from;
+    None otherwise (nothing queried, nothing stored). `folder` gives the table's file operations
+    and folder, asked only when the value is stored: a table that keeps none (a landing table, a
+    view) costs one read of its properties."""
+    text = stored(spark, table).get(newest.key)
+    if text is None:
+        return None
+    files, root = folder()
+    return matching(text, files.file_entries(root))
 
 
 def matching(text: str | None, entries: set[str]) -> dict[str | None, int] | None:
