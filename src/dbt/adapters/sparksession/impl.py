@@ -196,7 +196,7 @@ class SparkSessionAdapter(SparkAdapter):
         group None without `group`; none for a table without such rows): kept with the table and
         read without a scan while its files are those it was computed from (newest_values)."""
         found = newest_values.newest_values(*self._table_files(relation), newest_values.Newest(group, value))
-        return [[group, micros] for group, micros in found.items()]
+        return newest_pairs(found)
 
     @available
     def kept_newest_values(self, relation: BaseRelation, group: str | None, value: str) -> list[list[Any]] | None:
@@ -212,7 +212,7 @@ class SparkSessionAdapter(SparkAdapter):
             newest_values.Newest(group, value),
             lambda: pending_writes.table_folder(session, relation),
         )
-        return None if found is None else [[group, micros] for group, micros in found.items()]
+        return None if found is None else newest_pairs(found)
 
     @available
     def keep_newest(self, invocation_id: str, relation: BaseRelation, group: str | None, value: str) -> str:
@@ -269,6 +269,11 @@ class SparkSessionAdapter(SparkAdapter):
     def _session(self) -> SparkSession:
         credentials: Any = self.config.credentials
         return credentials.session()
+
+
+def newest_pairs(found: dict[str | None, int]) -> list[list[Any]]:
+    """Newest values as the macros read them: [group, microseconds] pairs."""
+    return [[group, micros] for group, micros in found.items()]
 
 
 def log_merged(target: BaseRelation, merged: int, fan_in: int) -> None:
