@@ -85,3 +85,37 @@ from {{ model }}
 group by {{ columns }}
 having count(*) > 1
 {% endtest %}
+
+{% test found_in(model, column_name, to, field, to_where=none) %}
+{#-
+    Every non-null value of the column is the `field` of a row of `to` that meets `to_where` (dbt's
+    relationships, with a condition on the parent). The parent is read only where it holds the
+    child's values: a semi join with them, broadcast when they come from the rows the tested
+    model's last run wrote and those are few (cdc_test_broadcasts_scope), so the parent's rows are
+    filtered where they are read instead of shuffled whole to meet a few values.
+-#}
+with child as (
+    select {{ column_name }} as from_field
+    from {{ model }}
+    where {{ column_name }} is not null
+),
+
+child_values as (
+    select distinct from_field
+    from child
+),
+
+parent as (
+    select {% if cdc_test_broadcasts_scope() %}/*+ broadcast(child_values) */{% endif %} parent_rows.to_field
+    from (
+        select {{ field }} as to_field
+        from {{ to }}
+        where {{ to_where if to_where else 'true' }}
+    ) as parent_rows
+    left semi join child_values on parent_rows.to_field = child_values.from_field
+)
+
+select child.from_field
+from child
+left anti join parent on child.from_field = parent.to_field
+{% endtest %}

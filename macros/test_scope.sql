@@ -104,6 +104,19 @@
     {{ return(adapter.rows_of_last_write(invocation_id, relation, newest) <= limit) }}
 {%- endmacro %}
 
+{% macro cdc_test_broadcasts_scope() -%}
+    {#- Whether a test that looks the values of its scope up in another relation (found_in) may
+        broadcast them: when it checks what the tested model's last run wrote (cdc_test_is_scoped)
+        and that run stamped at most var cdc_broadcast_key_limit rows (cdc_test_broadcasts_keys),
+        or none. A test of every row never broadcasts: its values are unbounded. -#}
+    {%- if not cdc_test_is_scoped() -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- set relation = cdc_node_relation(graph.nodes.get(model.attached_node)) -%}
+    {%- set newest = cdc_test_newest_built_at(relation) -%}
+    {{ return(newest == 'cast(null as timestamp)' or cdc_test_broadcasts_keys(relation, newest)) }}
+{%- endmacro %}
+
 {% macro cdc_view_wrote_via_parents(node) -%}
     {#- For a view this invocation re-created with its former SQL: whether its parents wrote rows in
         this invocation (an incremental parent's write, or a parent view's own parents', followed

@@ -55,6 +55,8 @@ class Case:
     bad: list[tuple]
     bad_failures: int  # rows the test must return on `bad`
     column: str | None = None
+    # A second table, `<name>_parent` (Spark DDL, rows), for a test that looks values up in another relation.
+    parent: tuple[str, list[tuple]] | None = None
 
 
 CASES = (
@@ -141,6 +143,19 @@ CASES = (
         bad=[("t", "1"), ("t", "1"), (None, "1"), (None, "1"), ("t", "2")],
         bad_failures=2,
     ),
+    Case(
+        name="lookup",
+        test="found_in",
+        columns="version_id string",
+        column="version_id",
+        arguments={"to": "source('fixture', 'lookup_parent')", "field": "id", "to_where": "is_live"},
+        parent=("id string, is_live boolean", [("v1", True), ("v2", True), ("v3", False), ("v4", None)]),
+        # A null value is not looked up (as in relationships); a value found twice is found.
+        good=[("v1",), ("v2",), ("v2",), (None,)],
+        # v3 and v4 are rows of the parent that miss to_where (false, null); v5 is not there at all.
+        bad=[("v1",), ("v3",), ("v4",), ("v5",), ("v5",)],
+        bad_failures=4,
+    ),
 )
 
 
@@ -166,6 +181,8 @@ def sources_yaml(cases: tuple[Case, ...]) -> dict[str, Any]:
             tables.append({"name": case.name, "columns": [{"name": case.column, "data_tests": tests}]})
         else:
             tables.append({"name": case.name, "data_tests": tests})
+        if case.parent:
+            tables.append({"name": f"{case.name}_parent"})
     return {"version": 2, "sources": [{"name": "fixture", "schema": FIXTURE_SCHEMA, "tables": tables}]}
 
 
@@ -184,6 +201,9 @@ def create_views(cases: tuple[Case, ...]) -> None:
     for case in cases:
         rows = [("good", *row) for row in case.good] + [("bad", *row) for row in case.bad]
         spark.createDataFrame(rows, schema=f"dataset string, {case.columns}").createOrReplaceGlobalTempView(case.name)
+        if case.parent:
+            columns, parent_rows = case.parent
+            spark.createDataFrame(parent_rows, schema=columns).createOrReplaceGlobalTempView(f"{case.name}_parent")
 
 
 @pytest.fixture(scope="module")
@@ -211,6 +231,8 @@ def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple
     finally:
         for case in CASES:
             spark_session().catalog.dropGlobalTempView(case.name)
+            if case.parent:
+                spark_session().catalog.dropGlobalTempView(f"{case.name}_parent")
     if result.exception is not None:
         raise result.exception
     return {r.node.name: (str(r.status), r.failures) for r in result.result.results}
@@ -262,7 +284,9 @@ def test_every_mart_has_a_natural_key_and_invariant_tests() -> None:
     assert {path.stem for path in MARTS_YAML.parent.glob("*.sql")} <= described
     for model in marts:
         names = {name for test in model_tests(model) for name in test}
-        assert {"unique_combination_of_columns", "expression_is_true"} <= names, model["name"]
+        assert "unique_combination_of_columns" in names, model["name"]
+        # An invariant: of each row (expression_is_true), or of a row against another model (found_in).
+        assert names & {"expression_is_true", "found_in"}, model["name"]
 
 
 def test_no_mart_or_intermediate_test_is_downgraded_to_a_warning() -> None:

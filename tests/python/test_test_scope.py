@@ -102,6 +102,9 @@ EXPECTED = {
     "rows_status_accepted_but_6": Expected(0, 1),
     "rows_parent_not_null": Expected(0, 0),
     "rows_parent_exists": Expected(1, 2),  # relationships: the new child rows against every parent
+    "rows_parent_found": Expected(1, 2),  # found_in: the same, the parent read where it holds them
+    # found_in with a condition on the parent: p2 and p8 (second run), p9 (first run) are not p1.
+    "rows_parent_found_p1": Expected(2, 3),
     # Only the first run broke it: not checked when scoped.
     "rows_amount_not_negative": Expected(0, 1),
     # `where` still applies, within the scope: id 6 (the second run's bad status) is left out.
@@ -178,6 +181,14 @@ def models_yaml() -> dict[str, Any]:
             "name": "parent_id",
             "data_tests": [
                 named("relationships", "rows_parent_exists", to="ref('parents')", field="parent_id"),
+                named("found_in", "rows_parent_found", to="ref('parents')", field="parent_id"),
+                named(
+                    "found_in",
+                    "rows_parent_found_p1",
+                    to="ref('parents')",
+                    field="parent_id",
+                    to_where="parent_id = 'p1'",
+                ),
                 named("not_null", "rows_parent_not_null"),
             ],
         },
@@ -393,6 +404,22 @@ def test_a_key_test_broadcasts_the_touched_keys_up_to_the_limit(
     (run,) = result.result.results
     assert ("broadcast(cdc_touched_keys)" in run.node.compiled_code) is broadcast
     assert run.failures == EXPECTED["rows_id_unique"].last_run
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("limit", "scope", "broadcast"), [(4, "last_run", True), (3, "last_run", False), (4, "all", False)]
+)
+def test_a_lookup_broadcasts_the_last_runs_values_up_to_the_limit(
+    fixture_dbt: FixtureDbt, limit: int, scope: str, broadcast: bool
+) -> None:
+    """found_in broadcasts the values of the 4 rows the second run stamped to its read of the
+    parent up to var cdc_broadcast_key_limit, and never in the full check, whose values are
+    unbounded. It finds the same failing rows either way."""
+    dbt_vars = f"{{cdc_broadcast_key_limit: {limit}, cdc_test_scope: {scope}}}"
+    (run,) = fixture_dbt("test", "--select", "rows_parent_found", dbt_vars=dbt_vars).result.results
+    assert ("broadcast(child_values)" in run.node.compiled_code) is broadcast
+    assert run.failures == getattr(EXPECTED["rows_parent_found"], scope)
 
 
 @pytest.mark.spark
