@@ -94,14 +94,19 @@
     {#- Whether a key test broadcasts the keys the last run wrote (cdc_touched_keys) to its scan of
         the tested relation, decided as the models decide (cdc_may_broadcast): yes while the rows
         that run stamped (`newest`: its built_at) are at most var cdc_broadcast_key_limit. Known
-        without a query for a write of this invocation (adapter.rows_of_last_write). Broadcast, each
+        without a query for a write of this invocation (adapter.rows_of_last_write) and bounded
+        without one for a view it re-created with its former SQL (cdc_view_rows_via_parents: the
+        count would evaluate the view, e.g. the redelivery count of cdc_change_events). Broadcast, each
         stored key is looked up where it is read; shuffled, every stored key of the relation is
         sorted to meet the few new ones (docs/testing.md). -#}
     {%- set limit = cdc_broadcast_key_limit() -%}
     {%- if limit <= 0 -%}
         {{ return(false) }}
     {%- endif -%}
-    {{ return(adapter.rows_of_last_write(invocation_id, relation, newest) <= limit) }}
+    {%- set tested = graph.nodes.get(model.attached_node) if model.attached_node else none -%}
+    {%- set via_parents = cdc_view_rows_via_parents(tested) if tested is not none else none -%}
+    {{ return((via_parents if via_parents is not none
+        else adapter.rows_of_last_write(invocation_id, relation, newest)) <= limit) }}
 {%- endmacro %}
 
 {% macro cdc_test_broadcasts_scope() -%}
@@ -119,32 +124,39 @@
 
 {% macro cdc_view_wrote_via_parents(node) -%}
     {#- For a view this invocation re-created with its former SQL: whether its parents wrote rows in
-        this invocation (an incremental parent's write, or a parent view's own parents', followed
-        up the lineage), so whether rows with the invocation's stamp may show in it. None when
-        that is not known without a query: any other node, or a parent this invocation did not
-        write (a source, a table, a model it did not run). -#}
+        this invocation (cdc_view_rows_via_parents), so whether rows with the invocation's stamp may
+        show in it. None when that is not known without a query. -#}
+    {%- set rows = cdc_view_rows_via_parents(node) -%}
+    {{ return(none if rows is none else rows > 0) }}
+{%- endmacro %}
+
+{% macro cdc_view_rows_via_parents(node) -%}
+    {#- For a view this invocation re-created with its former SQL: the rows its parents wrote in this
+        invocation (an incremental parent's write, or a parent view's own parents', followed up the
+        lineage), summed. The project's views show each parent row at most once (a projection, a
+        filter, an anti join, a join to a unique key), so this bounds the rows with the invocation's
+        stamp that show in the view. None when that is not known without a query: any other node,
+        or a parent this invocation did not write (a source, a table, a model it did not run). -#}
     {%- if node.resource_type != 'model' or node.config.materialized != 'view'
         or not adapter.view_follows_parents(invocation_id, cdc_node_relation(node)) -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set found = namespace(wrote=false) -%}
+    {%- set found = namespace(rows=0) -%}
     {%- for parent_id in node.depends_on.nodes -%}
         {%- set parent = graph.nodes.get(parent_id) -%}
         {%- if parent is none or parent.resource_type != 'model' -%}
             {{ return(none) }}
         {%- endif -%}
-        {%- set wrote = adapter.wrote_rows(invocation_id, cdc_node_relation(parent)) -%}
-        {%- if wrote is none -%}
-            {%- set wrote = cdc_view_wrote_via_parents(parent) -%}
+        {%- set rows = adapter.written_rows(invocation_id, cdc_node_relation(parent)) -%}
+        {%- if rows is none -%}
+            {%- set rows = cdc_view_rows_via_parents(parent) -%}
         {%- endif -%}
-        {%- if wrote is none -%}
+        {%- if rows is none -%}
             {{ return(none) }}
         {%- endif -%}
-        {%- if wrote -%}
-            {%- set found.wrote = true -%}
-        {%- endif -%}
+        {%- set found.rows = found.rows + rows -%}
     {%- endfor -%}
-    {{ return(found.wrote) }}
+    {{ return(found.rows) }}
 {%- endmacro %}
 
 {% macro cdc_node_relation(node) -%}

@@ -28,6 +28,7 @@ import pytest
 import yaml
 from dbt.cli.main import dbtRunner
 
+from dbt.adapters.sparksession import impl
 from harness import REPO_ROOT, profile_schema, spark_session
 from harness import write_fixture_project as write_dbt_project
 
@@ -52,8 +53,12 @@ ROWS = [
     (2, None, "ok", "p2", 1),  # null id
     (2, "7", "ok", "p8", 1),  # no such parent
     (2, "1", "ok", "p1", 1),  # id 1 again: a duplicate only with the first run's row
-    (4, None, "ok", "p1", 1),  # null id, built by the last test only
+    (4, None, "ok", "p1", 1),  # null id, built by the last tests only
     (4, "9", "ok", "p1", 1),
+    (6, "10", "ok", "p1", 1),
+    (6, "11", "ok", "p1", 1),
+    (7, "12", "ok", "p1", 1),
+    (7, "13", "ok", "p1", 1),
 ]
 # (batch, row_key, valid_from, valid_to, is_current)
 VERSIONS = [
@@ -120,6 +125,7 @@ EXPECTED = {
     "unmarked_id_not_null": Expected(2, 2),
     # A view of marked_rows: its newest rows are the second run's.
     "view_id_not_null": Expected(1, 2),
+    "view_id_unique": Expected(1, 2),
     # Builds: the live rows only. The vacancy row is no null action_id; k3's superseded bogus row and
     # its x3, repeated by the newer build, count nowhere; d5 (first run only) only in the full check.
     "builds_action_not_null": Expected(0, 0),
@@ -257,7 +263,10 @@ def models_yaml() -> dict[str, Any]:
             {
                 "name": "marked_rows_view",
                 "columns": [
-                    {"name": "id", "data_tests": [named("not_null", "view_id_not_null")]},
+                    {
+                        "name": "id",
+                        "data_tests": [named("not_null", "view_id_not_null"), named("unique", "view_id_unique")],
+                    },
                     {"name": "status"},
                     {"name": "built_at"},
                 ],
@@ -470,3 +479,29 @@ def test_a_view_is_scoped_by_what_its_parents_wrote(fixture_dbt: FixtureDbt) -> 
     changed = view_test(fixture_dbt("build", *select, dbt_vars="{batch: 5, hidden_id: '9'}"))
     assert changed.failures == 1
     assert "built_at = timestamp_micros(" in changed.node.compiled_code
+
+
+@pytest.mark.spark
+def test_a_key_test_of_a_view_bounds_its_rows_by_what_its_parents_wrote(
+    fixture_dbt: FixtureDbt, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build whose incremental model writes 2 rows re-creates the view over it with its former
+    SQL: the view's key test decides its broadcast by those 2 rows (not above a limit of 1, up to
+    a limit of 2), without the query that would count them in the view (and evaluate it)."""
+    counted: list[str] = []
+    rows_of_last_write = impl.SparkSessionAdapter.rows_of_last_write
+
+    def recording(self: Any, invocation_id: str, relation: Any, built_at: str) -> int:
+        counted.append(relation.identifier)
+        return rows_of_last_write(self, invocation_id, relation, built_at)
+
+    monkeypatch.setattr(impl.SparkSessionAdapter, "rows_of_last_write", recording)
+    # The view's SQL as the builds below re-create it, whatever an earlier test left.
+    assert fixture_dbt("run", "--select", "marked_rows_view", dbt_vars="{hidden_id: '0'}").success
+    select = ["--select", "marked_rows", "marked_rows_view", "view_id_unique", "--indirect-selection", "empty"]
+    for batch, limit, broadcast in ((6, 1, False), (7, 2, True)):
+        built = fixture_dbt("build", *select, dbt_vars=f"{{batch: {batch}, cdc_broadcast_key_limit: {limit}}}")
+        run = next(r for r in built.result.results if r.node.name == "view_id_unique")
+        assert ("broadcast(cdc_touched_keys)" in run.node.compiled_code) is broadcast
+        assert run.failures == 0
+    assert "marked_rows_view" not in counted

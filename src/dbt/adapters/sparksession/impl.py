@@ -125,6 +125,12 @@ class SparkSessionAdapter(SparkAdapter):
         return self._run.wrote_rows(invocation_id, relation)
 
     @available
+    def written_rows(self, invocation_id: str, relation: BaseRelation) -> int | None:
+        """The rows this invocation's write of `relation` had: 0 also for a table or view it left
+        unchanged; None: this invocation did not materialise it."""
+        return self._run.written_rows(invocation_id, relation)
+
+    @available
     def rows_of_last_write(self, invocation_id: str, relation: BaseRelation, built_at: str) -> int:
         """How many rows of `relation` the last write stamped (`built_at`: that write's built_at, a
         SQL expression): the count of this invocation's write of it when it made one, else counted
