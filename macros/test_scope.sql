@@ -112,8 +112,8 @@
 {% macro cdc_test_broadcasts_scope() -%}
     {#- Whether a test that looks the values of its scope up in another relation (found_in) may
         broadcast them: when it checks what the tested model's last run wrote (cdc_test_is_scoped)
-        and that run stamped at most var cdc_broadcast_key_limit rows (cdc_test_broadcasts_keys),
-        or none. A test of every row never broadcasts: its values are unbounded. -#}
+        and that run stamped no row or at most var cdc_broadcast_key_limit rows
+        (cdc_test_broadcasts_keys). A test of every row never broadcasts: its values are unbounded. -#}
     {%- if not cdc_test_is_scoped() -%}
         {{ return(false) }}
     {%- endif -%}
