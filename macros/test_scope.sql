@@ -81,7 +81,7 @@
     {%- if wrote_rows is not none -%}
         {{ return(cdc_built_at() if wrote_rows else 'cast(null as timestamp)') }}
     {%- endif -%}
-    {%- set tested = graph.nodes.get(model.attached_node) if model.attached_node else none -%}
+    {%- set tested = cdc_tested_node() -%}
     {%- set wrote_via_parents = cdc_view_wrote_via_parents(tested) if tested is not none else none -%}
     {%- if wrote_via_parents is not none -%}
         {{ return(cdc_built_at() if wrote_via_parents else 'cast(null as timestamp)') }}
@@ -103,7 +103,7 @@
     {%- if limit <= 0 -%}
         {{ return(false) }}
     {%- endif -%}
-    {%- set tested = graph.nodes.get(model.attached_node) if model.attached_node else none -%}
+    {%- set tested = cdc_tested_node() -%}
     {%- set via_parents = cdc_view_rows_via_parents(tested) if tested is not none else none -%}
     {{ return((via_parents if via_parents is not none
         else adapter.rows_of_last_write(invocation_id, relation, newest)) <= limit) }}
@@ -117,7 +117,7 @@
     {%- if not cdc_test_is_scoped() -%}
         {{ return(false) }}
     {%- endif -%}
-    {%- set relation = cdc_node_relation(graph.nodes.get(model.attached_node)) -%}
+    {%- set relation = cdc_node_relation(cdc_tested_node()) -%}
     {%- set newest = cdc_test_newest_built_at(relation) -%}
     {{ return(newest == 'cast(null as timestamp)' or cdc_test_broadcasts_keys(relation, newest)) }}
 {%- endmacro %}
@@ -159,6 +159,12 @@
     {{ return(found.rows) }}
 {%- endmacro %}
 
+{% macro cdc_tested_node() -%}
+    {#- The graph node the compiling data test checks (`model` is the test node here); none for a
+        test attached to no node, or while dbt parses. -#}
+    {{ return(graph.nodes.get(model.attached_node) if execute and model.attached_node else none) }}
+{%- endmacro %}
+
 {% macro cdc_node_relation(node) -%}
     {#- The relation of a model node of the graph. -#}
     {{ return(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) }}
@@ -167,7 +173,7 @@
 {% macro cdc_test_live_rows() -%}
     {#- The config live_rows of the model the compiling test checks (cdc_live_rows: a model that
         appends builds and whose live rows are the newest build of each key), none for any other. -#}
-    {%- set tested = graph.nodes.get(model.attached_node) if execute and model.attached_node else none -%}
+    {%- set tested = cdc_tested_node() -%}
     {{ return(tested.config.get('live_rows') if tested is not none else none) }}
 {%- endmacro %}
 
@@ -178,7 +184,7 @@
         of the last run are the whole live rows of the keys it touched, and a key test whose key
         lies within one build key (a row identity, a version of one) needs no semi join over
         the view. -#}
-    {%- set tested = graph.nodes.get(model.attached_node) if execute and model.attached_node else none -%}
+    {%- set tested = cdc_tested_node() -%}
     {{ return(tested is not none and tested.config.get('shows_live_builds', false)) }}
 {%- endmacro %}
 
@@ -202,7 +208,7 @@
     {%- if not execute or cdc_test_scope() == 'all' or flags.FULL_REFRESH -%}
         {{ return(false) }}
     {%- endif -%}
-    {%- set tested = graph.nodes.get(model.attached_node) if model.attached_node else none -%}
+    {%- set tested = cdc_tested_node() -%}
     {{ return(tested is not none and tested.resource_type == 'model' and 'built_at' in tested.columns) }}
 {%- endmacro %}
 
