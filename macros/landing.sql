@@ -39,7 +39,9 @@
     ] -%}
     {%- if execute -%}
         {%- do run_query("create schema if not exists `landing`") -%}
-        {%- for dialect in dialects -%}
+        {#- One listing instead of a metastore lookup per table on every run (all exist after the first). -#}
+        {%- set existing = run_query("show tables in `landing`").columns['tableName'].values() -%}
+        {%- for dialect in dialects if dialect not in existing -%}
             {%- do run_query(landing_table_ddl(dialect)) -%}
         {%- endfor -%}
     {%- endif -%}

@@ -353,3 +353,36 @@ def test_a_killed_merge_of_the_version_that_wrote_a_table_is_finished(monkeypatc
     assert rows() == expected_rows()
     assert not spark.catalog.tableExists(legacy)
     assert not compaction.apply_killed(spark, TARGET, len(PARTITION_BY))
+
+
+@pytest.mark.spark
+@pytest.mark.usefixtures("file_operations")
+def test_the_run_start_hook_finds_what_a_killed_merge_left_from_one_look_at_the_schema(tmp_path: Any) -> None:
+    """compaction.killed_left_work, what the hook's apply_killed_writes decides by: locations as
+    `describe` gives them (an external table in a folder with a space included, views left out),
+    and work left exactly when the merge folder or a compacting table of the version before is."""
+    create_target()
+    spark = spark_session()
+    external = tmp_path / "a folder"
+    spark.sql(f"drop table if exists {SCHEMA}.elsewhere")
+    spark.sql(f"create table {SCHEMA}.elsewhere (x int) using parquet location '{external}'")
+    spark.sql(f"create or replace view {SCHEMA}.a_view as select 1 as x")
+    locations = pending_writes.table_locations(spark, {SCHEMA, "no_such_schema"})
+    tables = [TARGET, SparkRelation.create(schema=SCHEMA, identifier="elsewhere")]
+    for table in tables:
+        assert locations[(SCHEMA, table.identifier)] == pending_writes.table_location(spark, table)
+    assert (SCHEMA, "a_view") not in locations
+    assert "a folder" in locations[(SCHEMA, "elsewhere")]
+    assert not compaction.killed_left_work(spark, TARGET, locations)
+    missing = SparkRelation.create(schema=SCHEMA, identifier="not_built")
+    assert not compaction.killed_left_work(spark, missing, locations)
+
+    files, root = table_root()
+    files.make_folder(files.child(root, compaction.FOLDER))
+    assert compaction.killed_left_work(spark, TARGET, locations)
+    files.remove(files.child(root, compaction.FOLDER))
+    spark.sql(f"create table {SCHEMA}.not_built{compaction.LEGACY_SUFFIX} using parquet as select 1 as x")
+    assert compaction.killed_left_work(spark, missing, pending_writes.table_locations(spark, {SCHEMA}))
+    spark.sql(f"drop table {SCHEMA}.not_built{compaction.LEGACY_SUFFIX}")
+    spark.sql(f"drop table {SCHEMA}.elsewhere")
+    spark.sql(f"drop view {SCHEMA}.a_view")

@@ -3,6 +3,8 @@
 import datetime as dt
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import jinja2
 import pyarrow as pa
@@ -175,13 +177,19 @@ def test_cli_bad_input_exits_1_with_one_line_and_no_traceback(tmp_path, capsys):
 # ---------------------------------------------------------------- the dbt macro
 
 
-def render_create_landing_tables() -> list[str]:
-    """The statements macros/landing.sql runs, rendered as dbt would (execute=True, run_query)."""
+def render_create_landing_tables(existing: tuple[str, ...] = ()) -> list[str]:
+    """The statements macros/landing.sql runs, rendered as dbt would (execute=True, run_query), on a
+    schema `landing` that lists the tables `existing` (its listing is not among the statements)."""
     statements: list[str] = []
+
+    def run_query(sql: str) -> Any:
+        if str(sql).startswith("show tables in "):
+            return SimpleNamespace(columns={"tableName": SimpleNamespace(values=lambda: existing)})
+        statements.append(str(sql))
+        return None
+
     env = jinja2.Environment(extensions=["jinja2.ext.do"], undefined=jinja2.StrictUndefined)
-    template = env.from_string(
-        MACROS.read_text(), globals={"execute": True, "run_query": lambda sql: statements.append(str(sql))}
-    )
+    template = env.from_string(MACROS.read_text(), globals={"execute": True, "run_query": run_query})
     assert str(template.module.create_landing_tables()).strip() == ""
     return statements
 
@@ -191,6 +199,14 @@ def test_macro_ddl_is_the_contract_ddl():
         f"create schema if not exists `{LANDING_SCHEMA}`",
         *[landing_table_ddl(dialect) for dialect in DIALECTS],
     ]
+
+
+def test_macro_creates_only_the_tables_the_schema_lacks():
+    assert render_create_landing_tables(existing=tuple(DIALECTS[1:])) == [
+        f"create schema if not exists `{LANDING_SCHEMA}`",
+        landing_table_ddl(DIALECTS[0]),
+    ]
+    assert render_create_landing_tables(existing=tuple(DIALECTS)) == [f"create schema if not exists `{LANDING_SCHEMA}`"]
 
 
 # ---------------------------------------------------------------- Spark: writing

@@ -185,6 +185,20 @@ def apply_killed(spark: SparkSession, target: Any, depth: int) -> bool:
     return finish_killed(spark, files, target, root, depth)
 
 
+def killed_left_work(spark: SparkSession, target: Any, locations: dict[tuple[str, str], str]) -> bool:
+    """Whether a killed merge may have left work for table `target` (apply_killed): a compacting
+    table of the version before, or the merge folder in the table's folder. `locations`:
+    pending_writes.table_locations of its schema."""
+    schema = target.schema.lower()
+    if (schema, legacy_table(target).identifier.lower()) in locations:
+        return True
+    location = locations.get((schema, target.identifier.lower()))
+    if location is None:
+        return False
+    files = pending_writes.table_files(spark, location)
+    return files.exists(files.child(files.root(location), FOLDER))
+
+
 def finish_killed(spark: SparkSession, files: pending_writes.TableFiles, target: Any, root: Any, depth: int) -> bool:
     """apply_killed for an existing table whose folder is `root`."""
     legacy = legacy_table(target)

@@ -47,6 +47,25 @@ class SparkSessionAdapter(SparkAdapter):
         return pending_writes.apply_pending(session, pending, target, write_layout)
 
     @available
+    def apply_killed_writes(self, writes: list[tuple[BaseRelation, BaseRelation, dict[str, Any]]]) -> int:
+        """apply_killed_write for each (pending, target, layout) of the run-start hook whose tables
+        show work a killed run left (a pending table beside its target, a merge not finished);
+        the others, every one on most runs, are skipped after one look at their schemas'
+        tables (pending_writes.table_locations). Returns how many were applied."""
+        session = self._session()
+        locations = pending_writes.table_locations(session, {target.schema for _, target, _ in writes})
+        applied = 0
+        for pending, target, layout in writes:
+            target_key = (target.schema.lower(), target.identifier.lower())
+            pending_key = (pending.schema.lower(), pending.identifier.lower())
+            left = (pending_key in locations and target_key in locations) or compaction.killed_left_work(
+                session, target, locations
+            )
+            if left and self.apply_killed_write(pending, target, layout):
+                applied += 1
+        return applied
+
+    @available
     def apply_killed_write(self, pending: BaseRelation, target: BaseRelation, layout: dict[str, Any]) -> bool:
         """A killed run's pending write of an existing table, applied when the next run starts; one of
         a table that no longer exists is left to its model's next build, which drops it."""

@@ -391,6 +391,31 @@ def table_exists(spark: SparkSession, relation: Any) -> bool:
     return spark.catalog.tableExists(f"{relation.schema}.{relation.identifier}")
 
 
+def table_locations(spark: SparkSession, schemas: set[str]) -> dict[tuple[str, str], str]:
+    """(schema, lowercase name) -> location of every table (not view) of `schemas`: a
+    listing and one metastore call per schema, where a table's own existence check and
+    `describe` are several calls each (the run-start hook looked 24 tables up in 2.3 s)."""
+    jvm, catalog = spark._jvm, spark._jsparkSession.sessionState().catalog()
+    locations = {}
+    for schema in sorted(schemas):
+        if not spark.catalog.databaseExists(schema):
+            continue
+        rows = spark.sql(f"show tables in `{schema.replace('`', '``')}`").collect()
+        names = jvm.java.util.ArrayList()
+        for row in rows:
+            if not row.isTemporary:
+                names.add(jvm.org.apache.spark.sql.catalyst.TableIdentifier(row.tableName, jvm.scala.Some(schema)))
+        tables = catalog.getTablesByName(jvm.scala.jdk.javaapi.CollectionConverters.asScala(names).toSeq())
+        for index in range(tables.size()):
+            table = tables.apply(index)
+            uri = table.storage().locationUri()  # none for a view
+            if uri.isDefined():
+                # As `describe` shows it (table_location): the path decoded, not the URI's escapes.
+                location = jvm.org.apache.spark.sql.catalyst.catalog.CatalogUtils.URIToString(uri.get())
+                locations[(schema.lower(), table.identifier().table().lower())] = location
+    return locations
+
+
 def clear_unregistered_location(spark: SparkSession, relation: Any) -> bool:
     """Removes what a killed `create table as` left in the folder of a table the metastore does
     not know (Spark refuses to create a managed table over a non-empty folder). True if removed."""

@@ -98,6 +98,7 @@
       (cdc_held_watermarks, cdc_newest_built_at), before its materialization runs: read from a
       table still missing a killed run's rows, they would make the run redo those rows. -#}
   {%- if execute -%}
+    {%- set writes = [] -%}
     {%- for node in graph.nodes.values()
         if node.resource_type == 'model' and node.config.materialized == 'incremental' -%}
       {%- set layout = sparksession_write_layout(
@@ -108,8 +109,9 @@
           database=node.database, schema=node.schema, identifier=node.alias, type='table'
       ) -%}
       {%- set pending = target.incorporate(path={"identifier": node.alias ~ '__dbt_pending'}) -%}
-      {%- do adapter.apply_killed_write(pending, target, layout) -%}
+      {%- do writes.append([pending, target, layout]) -%}
     {%- endfor -%}
+    {%- do adapter.apply_killed_writes(writes) -%}
   {%- endif -%}
 {%- endmacro %}
 
