@@ -49,9 +49,9 @@ class SparkSessionAdapter(SparkAdapter):
     @available
     def apply_killed_writes(self, writes: list[tuple[BaseRelation, BaseRelation, dict[str, Any]]]) -> int:
         """apply_killed_write for each (pending, target, layout) of the run-start hook whose tables
-        show work a killed run left (a pending table beside its target, a merge not finished);
-        the others, every one on most runs, are skipped after one look at their schemas'
-        tables (pending_writes.table_locations). Returns how many were applied."""
+        show work a killed run left (a pending table beside its target, a merge not finished,
+        compaction.killed_left_work); the others, every one on most runs, are skipped after one
+        look at their schemas' tables (pending_writes.table_locations). Returns how many were applied."""
         session = self._session()
         locations = pending_writes.table_locations(session, {target.schema for _, target, _ in writes})
         applied = 0
