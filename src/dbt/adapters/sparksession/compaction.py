@@ -189,10 +189,9 @@ def killed_left_work(spark: SparkSession, target: Any, locations: dict[tuple[str
     """Whether a killed merge may have left work for table `target` (apply_killed): a compacting
     table of the version before, or the merge folder in the table's folder. `locations`:
     pending_writes.table_locations of its schema."""
-    schema = target.schema.lower()
-    if (schema, legacy_table(target).identifier.lower()) in locations:
+    if pending_writes.located(locations, legacy_table(target)) is not None:
         return True
-    location = locations.get((schema, target.identifier.lower()))
+    location = pending_writes.located(locations, target)
     if location is None:
         return False
     files = pending_writes.table_files(spark, location)

@@ -56,11 +56,11 @@ class SparkSessionAdapter(SparkAdapter):
         locations = pending_writes.table_locations(session, {target.schema for _, target, _ in writes})
         applied = 0
         for pending, target, layout in writes:
-            target_key = (target.schema.lower(), target.identifier.lower())
-            pending_key = (pending.schema.lower(), pending.identifier.lower())
-            left = (pending_key in locations and target_key in locations) or compaction.killed_left_work(
-                session, target, locations
+            pending_beside_target = (
+                pending_writes.located(locations, pending) is not None
+                and pending_writes.located(locations, target) is not None
             )
+            left = pending_beside_target or compaction.killed_left_work(session, target, locations)
             if left and self.apply_killed_write(pending, target, layout):
                 applied += 1
         return applied

@@ -416,6 +416,11 @@ def table_locations(spark: SparkSession, schemas: set[str]) -> dict[tuple[str, s
     return locations
 
 
+def located(locations: dict[tuple[str, str], str], relation: Any) -> str | None:
+    """The location table_locations found for `relation`; None if it is no table there."""
+    return locations.get((relation.schema.lower(), relation.identifier.lower()))
+
+
 def clear_unregistered_location(spark: SparkSession, relation: Any) -> bool:
     """Removes what a killed `create table as` left in the folder of a table the metastore does
     not know (Spark refuses to create a managed table over a non-empty folder). True if removed."""
