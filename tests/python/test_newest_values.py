@@ -1,7 +1,8 @@
 """The newest values kept with a table (dbt/adapters/sparksession/newest_values.py): an incremental
 model's watermarks read without scanning its history, and never a stale one: checked against the
 maximum of the rows each table was built from, through appending and replacing writes, a write
-killed halfway, and a table changed behind the adapter's back."""
+killed halfway, and a table changed behind the adapter's back. A write that replaces partitions
+keeps them as high-water marks (the newest its writes have held)."""
 
 from __future__ import annotations
 
@@ -151,16 +152,40 @@ def test_an_appending_write_carries_the_kept_values_without_reading_the_table(
     assert set(queried) == {table("pending")}
 
 
-def test_a_write_that_replaces_a_partition_drops_the_kept_values(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Bucket 2 held feed a's newest row (300); rewritten with an older one, a's newest goes back."""
+def test_a_write_that_replaces_partitions_keeps_the_newest_values_written_without_a_query(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bucket 2 held feed a's newest row (300); rewritten with an older one, a's kept value stays
+    300: a watermark is what a model has taken in, not the newest row it still holds (the module's
+    docstring). Feed e comes with the write and b's newest moves on. The value is read without a
+    query, under the token of the files the write left: a later file behind the adapter's back
+    still makes it queried again."""
     create("target", STORED, partitioned=True)
     assert newest("target") == truth(STORED)
-    rewritten: list[Row] = [("a", 120, 2)]
+    assert newest("target", OVERALL) == truth(STORED, grouped=False)
+    rewritten: list[Row] = [("a", 120, 2), ("b", 500, 2), ("e", 40, 3)]
     create("pending", rewritten, partitioned=True)
+    queried = queried_tables(monkeypatch)
     layout = pending_writes.Layout(("bucket",), replace=True)
     assert pending_writes.apply_written(spark_session(), relation("pending"), relation("target"), layout).rows
-    assert newest_values.stored(spark_session(), table("target")) == {}
-    assert newest("target") == truth([row for row in STORED if row[2] != 2] + rewritten)
+    held = [row for row in STORED if row[2] not in (2, 3)] + rewritten
+    assert newest("target") == {**truth(held), "a": 300} == truth(STORED + rewritten)
+    assert newest("target", OVERALL) == truth(STORED + rewritten, grouped=False)
+    assert set(queried) == {table("pending")}
+    spark_session().sql(f"refresh table {table('target')}")
+    assert sorted(spark_session_rows("target")) == sorted(held)
+    insert("target", [("b", 700, 1)])  # behind the adapter's back: a file it did not write
+    spark_session().sql(f"refresh table {table('target')}")
+    assert newest("target") == truth([*held, ("b", 700, 1)])
+    assert table("target") in queried
+
+
+def test_only_the_files_of_replaced_folders_leave_the_token() -> None:
+    entries = {"bucket=1/a:1", "bucket=10/b:2", "bucket=2/build_tier=delta/c:3", "d:4"}
+    assert newest_values.remaining(entries, []) == entries
+    assert newest_values.remaining(entries, ["bucket=1"]) == {"bucket=10/b:2", "bucket=2/build_tier=delta/c:3", "d:4"}
+    assert newest_values.remaining(entries, ["bucket=2", "bucket=10"]) == {"bucket=1/a:1", "d:4"}
+    assert newest_values.remaining(entries, ["."]) == set()
 
 
 def one_file_then_die(files: pending_writes.TableFiles, source: Any, target: Any) -> None:

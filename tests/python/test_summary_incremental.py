@@ -179,26 +179,27 @@ def test_new_rows_are_counted_by_the_feeds_that_may_have_them(builds) -> None:
             assert UNTOUCHED_FEED not in sql and " not in (" not in sql, name
 
 
-# Models whose incremental writes only add files: each carries its kept watermark through every
-# write (newest_values.carry), so after the full build stored it, no run queries the model's table.
-# (A write that replaces partitions, such as cdc_feed_health's per-feed rows, drops the value and
-# its next run queries the table once.)
+# Models whose incremental writes only add files, and those that replace partitions (cdc_feed_health,
+# cdc_dead_letter_counts and int_schema_registry rewrite the feeds they touch): each carries its kept
+# watermark through every write (newest_values.carry), so after the full build stored it, no run
+# queries the model's table.
 APPENDING = [f"{SCHEMA}_staging.stg_{dialect}__changes" for dialect in DIALECTS] + [
     f"{SCHEMA}_intermediate.int_staged_events",
     f"{SCHEMA}_intermediate.int_quarantine",
     f"{SCHEMA}.cdc_dead_letters",
 ]
+REPLACING = [f"{SCHEMA}.cdc_feed_health", f"{SCHEMA}.cdc_dead_letter_counts", f"{SCHEMA}_intermediate.int_schema_registry"]
 
 
-def test_a_full_build_keeps_the_watermarks_and_appending_runs_carry_them(builds) -> None:
-    """The full build stores every watermark its models will ask for with their tables, so the
-    first incremental run queries none of them; the appending models' runs carry theirs from the
-    rows they add (their pending tables are queried, never the model's table); and the runs' output
-    equals a full refresh (test_incremental_equals_full_refresh), so the kept values were right."""
+def test_a_full_build_keeps_the_watermarks_and_incremental_runs_carry_them(builds) -> None:
+    """The full build stores every watermark its models will ask for with their tables, so no
+    incremental run queries one of them: the appending and the replacing models' runs carry theirs
+    from the rows they write (their pending tables are queried, never the model's table); and the
+    runs' output equals a full refresh (test_incremental_equals_full_refresh), so the kept values
+    were right."""
     full_build, *incremental = builds["queried"]
-    assert set(APPENDING) <= set(full_build), "the full build did not keep every appending model's watermark"
-    assert incremental[0] == [table for table in incremental[0] if table.endswith("__dbt_pending")]
+    assert set(APPENDING + REPLACING) <= set(full_build), "the full build did not keep every model's watermark"
     for run in incremental:
-        assert not set(APPENDING) & set(run), run
+        assert run == [table for table in run if table.endswith("__dbt_pending")], run
     carried = {table.removesuffix("__dbt_pending") for run in incremental for table in run}
-    assert set(APPENDING) <= carried, "an appending model's write did not carry its watermark"
+    assert set(APPENDING + REPLACING) <= carried, "a model's write did not carry its watermark"

@@ -65,10 +65,11 @@ class SparkSessionAdapter(SparkAdapter):
                 applied += 1
         return applied
 
-    @available
     def apply_killed_write(self, pending: BaseRelation, target: BaseRelation, layout: dict[str, Any]) -> bool:
         """A killed run's pending write of an existing table, applied when the next run starts; one of
-        a table that no longer exists is left to its model's next build, which drops it."""
+        a table that no longer exists is left to its model's next build, which drops it. Not for
+        macros: the run-start hook calls apply_killed_writes, which calls this only for the models
+        whose tables show work left."""
         session, write_layout = self._session(), pending_writes.Layout.of(layout)
         merged = compaction.apply_killed(session, target, len(write_layout.partition_by))
         if not pending_writes.table_exists(session, pending) or not pending_writes.table_exists(session, target):

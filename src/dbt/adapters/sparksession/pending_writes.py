@@ -536,7 +536,7 @@ def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout,
     partitions = files.leaves(source_root, len(layout.partition_by))
     added = [p for p in partitions if p != "." and not files.exists(under(target_root, p))]
     replaced = [layout.replaced_folder(p) for p in partitions if layout.replaces(p)]
-    newest_values.carry(spark, files, quoted(pending), source_root, quoted(target), target_root, bool(replaced))
+    newest_values.carry(spark, files, quoted(pending), source_root, quoted(target), target_root, replaced)
     for folder in dict.fromkeys(replaced):
         files.replace_folder(under(source_root, folder), under(target_root, folder))
     for partition in partitions:
