@@ -188,7 +188,11 @@ APPENDING = [f"{SCHEMA}_staging.stg_{dialect}__changes" for dialect in DIALECTS]
     f"{SCHEMA}_intermediate.int_quarantine",
     f"{SCHEMA}.cdc_dead_letters",
 ]
-REPLACING = [f"{SCHEMA}.cdc_feed_health", f"{SCHEMA}.cdc_dead_letter_counts", f"{SCHEMA}_intermediate.int_schema_registry"]
+REPLACING = [
+    f"{SCHEMA}.cdc_feed_health",
+    f"{SCHEMA}.cdc_dead_letter_counts",
+    f"{SCHEMA}_intermediate.int_schema_registry",
+]
 
 
 def test_a_full_build_keeps_the_watermarks_and_incremental_runs_carry_them(builds) -> None:
