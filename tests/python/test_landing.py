@@ -5,11 +5,13 @@ import uuid
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import urlparse
 
 import jinja2
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyspark.sql import functions as F
 
 from cdc_unify import landing
 from cdc_unify.cli import main
@@ -561,3 +563,41 @@ def test_rewrite_landing_writes_int96_files_again_as_micros_with_the_same_rows_a
 
     assert main(["rewrite-landing"]) == 0
     assert capsys.readouterr().out.strip() == "no landing file stores timestamps as INT96: nothing to rewrite"
+
+
+@pytest.mark.spark
+def test_the_landing_test_warns_of_rows_without_landed_at_per_table_and_feed(spark, feed):
+    """The singular data test landing_rows_without_landed_at (docs/testing.md, "The landing
+    tables") warns, never fails, when a writer lands rows without landed_at (no incremental
+    staging run would read them), names their landing table and feed with how many, and passes
+    once they are gone. The rows are landed in files of their own and removed after, as the
+    landing tables are shared with the rest of the suite."""
+    from harness import DEFAULT_SCHEMA, dbt_target, run_dbt
+
+    dialect = "maxwell_json"
+    table = landing.landing_table(dialect)
+
+    def checked() -> tuple[str, int]:
+        results = run_dbt("test", "--select", "landing_rows_without_landed_at").result.results
+        (outcome,) = [result for result in results if result.node.resource_type == "test"]
+        return str(outcome.status), outcome.failures
+
+    assert checked() == ("pass", 0)
+    before = set(spark.table(table).inputFiles())
+    records = spark.createDataFrame(
+        [(feed, 0, offset, None, b'{"type":"insert"}') for offset in range(3)],
+        "topic string, partition int, offset long, key binary, value binary",
+    ).selectExpr("*", "cast(null as timestamp) as timestamp")
+    landing.append_landing(landing.kafka_to_landing(records, feed, F.lit(None).cast("timestamp")), dialect)
+    spark.sql(f"refresh table {table}")
+    added = set(spark.table(table).inputFiles()) - before
+    try:
+        assert checked() == ("warn", 1)
+        compiled = next(dbt_target(DEFAULT_SCHEMA, None).glob("compiled/**/landing_rows_without_landed_at.sql"))
+        found = [tuple(row) for row in spark.sql(compiled.read_text()).collect()]
+        assert found == [(dialect, feed, 3)]
+    finally:
+        for path in added:
+            Path(urlparse(path).path).unlink()
+        spark.sql(f"refresh table {table}")
+    assert checked() == ("pass", 0)
