@@ -190,15 +190,15 @@ def carry(
     if not texts:
         return
     target_entries = files.file_entries(target_root)
-    current = token(target_entries)
-    after = token(remaining(target_entries, replaced) | files.file_entries(pending_root))
-    keep = {}
-    for key, text in texts.items():
-        stored_token, values = decode(text)
-        if stored_token == current:
-            keep[key] = encode(after, merged(values, compute(spark, pending, Newest.of_key(key))))
-    store(spark, target, keep)
-    forget(spark, target, [key for key in texts if key not in keep])
+    after = remaining(target_entries, replaced) | files.file_entries(pending_root)
+    restore(
+        spark,
+        target,
+        texts,
+        token(target_entries),
+        token(after),
+        lambda key, values: merged(values, compute(spark, pending, Newest.of_key(key))),
+    )
 
 
 def remaining(entries: set[str], replaced: Sequence[str]) -> set[str]:
@@ -206,7 +206,7 @@ def remaining(entries: set[str], replaced: Sequence[str]) -> set[str]:
     if "." in replaced:
         return set()
     prefixes = tuple(folder.rstrip("/") + "/" for folder in replaced)
-    return {entry for entry in entries if not entry.startswith(prefixes)} if prefixes else entries
+    return {entry for entry in entries if not entry.startswith(prefixes)}
 
 
 def refile(spark: SparkSession, files: Any, table: str, root: Any, removed: set[str], added: set[str]) -> None:
@@ -217,11 +217,24 @@ def refile(spark: SparkSession, files: Any, table: str, root: Any, removed: set[
     if not texts:
         return
     entries = files.file_entries(root)
-    current, after = token(entries), token((entries - removed) | added)
+    restore(spark, table, texts, token(entries), token((entries - removed) | added), lambda key, values: values)
+
+
+def restore(
+    spark: SparkSession,
+    table: str,
+    texts: dict[str, str],
+    current: str,
+    after: str,
+    update: Callable[[str, dict[str | None, int]], dict[str | None, int]],
+) -> None:
+    """Each stored value of `texts` (key -> text) whose token is `current`, as `update(key, values)`
+    makes it, stored again under token `after`; the others dropped (the table's files changed
+    behind the adapter's back: its next read queries them)."""
     keep = {}
     for key, text in texts.items():
         stored_token, values = decode(text)
         if stored_token == current:
-            keep[key] = encode(after, values)
+            keep[key] = encode(after, update(key, values))
     store(spark, table, keep)
     forget(spark, table, [key for key in texts if key not in keep])
