@@ -173,8 +173,29 @@
         {{ return({'predicate': 'true', 'rows': none}) }}
     {%- endif -%}
     {%- set built_until = cdc_newest_built_at(this) -%}
+    {%- if cdc_built_nothing_since(input, built_until) -%}
+        {{ log(this.identifier ~ ': 0 new rows (' ~ input.identifier ~ ' built none since, as kept with its table)') }}
+        {{ return({'predicate': 'false', 'rows': 0}) }}
+    {%- endif -%}
     {%- set rows = cdc_count_rows('select count(*) from ' ~ input ~ ' where built_at > ' ~ built_until) -%}
     {{ return({'predicate': 'false' if rows == 0 else 'built_at > ' ~ built_until, 'rows': rows}) }}
+{%- endmacro %}
+
+{% macro cdc_built_nothing_since(input, built_until) -%}
+    {#- Whether table `input` holds no row with a built_at past `built_until` (cdc_newest_built_at's
+        `timestamp_micros(...)` constant), known without a query: the newest built_at kept with the
+        table (adapter.kept_newest_values: a table property and one listing, no data file) is not
+        past it. A kept value is the newest the table's writes have held, never older than its
+        newest row. False when the table keeps none (a small table, one changed by another writer)
+        or `built_until` is no such constant (a full build, a unit test, parsing, a model without
+        rows yet): the caller counts. So a run with nothing new counts nothing, where the count
+        opened the footer of every data file of the input (0.9-1.2 s for int_row_versions or
+        int_row_changes at a million messages, 128 files each). -#}
+    {%- if not built_until.startswith('timestamp_micros(') -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- set kept = adapter.kept_newest_values(input, none, 'built_at') -%}
+    {{ return(kept is not none and (kept == [] or (kept[0][1] | int) <= (built_until[17:-1] | int))) }}
 {%- endmacro %}
 
 {% macro cdc_may_broadcast(new_rows) -%}

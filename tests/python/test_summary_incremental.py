@@ -109,6 +109,8 @@ def builds() -> dict[str, Any]:
             queried.append([])
             statements = build(full_refresh=number == 0)
             built_at.append(built_at_per_feed())
+        queried.append([])
+        quiet_run = build()
     incremental = summaries()
     build(full_refresh=True)
     return {
@@ -116,6 +118,7 @@ def builds() -> dict[str, Any]:
         "full_refresh": summaries(),
         "built_at": built_at,
         "last_run": statements,
+        "quiet_run": quiet_run,
         "queried": queried,
     }
 
@@ -177,6 +180,23 @@ def test_new_rows_are_counted_by_the_feeds_that_may_have_them(builds) -> None:
             assert "source_name = 'sum_canal_json' and landed_at > timestamp_micros(" in sql, name
             assert "source_name is null" in sql, name
             assert UNTOUCHED_FEED not in sql and " not in (" not in sql, name
+
+
+def counts_of_rows_built_since(sent: list[str], parent: str) -> list[str]:
+    return [sql for sql in sent if "count(*)" in sql and f".{parent} where built_at >" in sql]
+
+
+def test_a_run_with_nothing_new_counts_nothing_an_input_keeps_the_newest_of(builds) -> None:
+    """cdc_dead_letter_counts reads the rows cdc_dead_letters built since it last wrote. After a run
+    that landed nothing, the newest built_at kept with cdc_dead_letters is not past its watermark:
+    it writes nothing without counting (cdc_built_nothing_since), where the count opened every data
+    file's footer of its input. cdc_dead_letters' input, int_quarantine, keeps no newest built_at
+    (its own watermarks are landing times): counted, as before."""
+    quiet = builds["quiet_run"]
+    for name in ("cdc_dead_letters", "cdc_dead_letter_counts"):
+        assert "select 0 as rows_written" in "\n".join(quiet[name]), f"{name} wrote in a run with nothing new"
+    assert counts_of_rows_built_since(quiet["cdc_dead_letter_counts"], "cdc_dead_letters") == []
+    assert counts_of_rows_built_since(quiet["cdc_dead_letters"], "int_quarantine")
 
 
 # Models whose incremental writes only add files, and those that replace partitions (cdc_feed_health,

@@ -22,7 +22,8 @@ partitions; in a pipeline that lands split halves, every run). A stored answer i
 the token matches the table's files: a table changed by anything else (a killed move not finished
 yet, a hand-made `insert`) is queried again, and the answer stored anew. What a read costs: the
 table's properties, one listing of its folders, no data file opened. Only tables with
-KEEP_FROM_BYTES of data keep values: below it the scan costs less than keeping them.
+KEEP_FROM_BYTES of data, or KEEP_FROM_FILES data files, keep values: below both the scan costs less
+than keeping them.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ PREFIX = "cdc_unify.newest"
 # write (0.2-0.5 s: the pending rows' values, two listings, a metastore change), while that of a
 # large one grows with it (1.3-1.8 s for int_change_events' 279 MB). docs/benchmarks.md.
 KEEP_FROM_BYTES = 128 * 1024 * 1024
+# Nor does a scan of many small files: it opens each file's footer, and a partitioned table's
+# partitions are listed from the metastore first. int_current_rows at a million messages (112 MB
+# in 128 files: 64 key_bucket partitions, each a base and a delta file) took 1.6-1.7 s warm to
+# give its newest built_at, on every run (docs/benchmarks.md).
+KEEP_FROM_FILES = 32
 
 
 @dataclass(frozen=True)
@@ -125,7 +131,7 @@ def token(entries: set[str]) -> str:
 
 def newest_values(spark: SparkSession, files: Any, table: str, root: Any, newest: Newest) -> dict[str | None, int]:
     """`newest` of table `table` (folder `root`): as stored while the table's files are those it was
-    computed from, else queried, and stored if the table has KEEP_FROM_BYTES of data files."""
+    computed from, else queried, and stored if the table is worth it (worth_keeping)."""
     text = stored(spark, table).get(newest.key)
     entries = files.file_entries(root)
     values = matching(text, entries)
@@ -162,12 +168,13 @@ def matching(text: str | None, entries: set[str]) -> dict[str | None, int] | Non
 
 
 def worth_keeping(entries: set[str]) -> bool:
-    return sum(int(entry.rsplit(":", 1)[1]) for entry in entries) >= KEEP_FROM_BYTES
+    """Whether a table of data files `entries` (TableFiles.file_entries) keeps its newest values."""
+    return len(entries) >= KEEP_FROM_FILES or sum(int(entry.rsplit(":", 1)[1]) for entry in entries) >= KEEP_FROM_BYTES
 
 
 def store_computed(spark: SparkSession, files: Any, table: str, root: Any, kept: list[Newest]) -> None:
     """Every value of `kept` computed from table `table` (folder `root`) and stored with it, if the
-    table has KEEP_FROM_BYTES of data files."""
+    table is worth it (worth_keeping)."""
     entries = files.file_entries(root)
     if worth_keeping(entries):
         store(spark, table, {newest.key: encode(token(entries), compute(spark, table, newest)) for newest in kept})
