@@ -9,8 +9,9 @@
     row is deleted or has no version left. Rows live in key_bucket partitions split in build_tier
     base and delta, compacted as int_row_versions' (cdc_buckets_to_compact, cdc_appended_builds):
     a run reads and writes the rows of the identities it rebuilds and of the buckets it compacts,
-    never the current rows it keeps. A run with nothing new counts the versions built since and
-    reads and writes nothing else. A full build reads the live versions of int_row_versions
+    never the current rows it keeps. A run with nothing new learns it from the newest built_at
+    kept with int_row_versions' table (no data file read; cdc_built_nothing_since) and reads and
+    writes nothing else. A full build reads the live versions of int_row_versions
     as cdc_row_history does (cdc_stored_live_rows), without a window over the history.
 -#}
 {{ config(**cdc_appended_builds_config(cdc_row_version_builds())) }}

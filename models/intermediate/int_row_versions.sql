@@ -26,11 +26,12 @@
     a newer built_at (a constant filter the Parquet scan applies: earlier builds are in earlier
     files, which it skips) and the rows of the buckets it compacts; never the versions it keeps.
     So a run writes the versions of the identities it rebuilds, not the buckets they fall in. A
-    run with nothing new counts the rows rebuilt since (a filter on a constant built_at) and
-    reads and writes nothing else. Every window partitions by table_key and unit_identity first
-    (the identity of a row key), so the whole chain, the live-build filter included, shuffles the
-    rows once; the write distributes them again by key_bucket (config write_distributed_by), so
-    that it adds one file to each bucket it writes, not one per task.
+    run with nothing new learns it from the newest built_at kept with int_row_changes' table (no
+    data file read; cdc_built_nothing_since) and reads and writes nothing else. Every window
+    partitions by table_key and unit_identity first (the identity of a row key), so the whole
+    chain, the live-build filter included, shuffles the rows once; the write distributes them
+    again by key_bucket (config write_distributed_by), so that it adds one file to each bucket it
+    writes, not one per task.
 -#}
 {{ config(**cdc_appended_builds_config(cdc_row_version_builds())) }}
 
