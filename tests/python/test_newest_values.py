@@ -66,11 +66,17 @@ def truth(rows: list[Row], grouped: bool = True) -> dict[str | None, int]:
     return newest
 
 
-def newest(name: str, kept: newest_values.Newest = BY_FEED) -> dict[str | None, int]:
+def table_folder(name: str) -> tuple[Any, Any]:
+    """The file operations of table `name` and its folder."""
     spark = spark_session()
     location = pending_writes.table_location(spark, relation(name))
     files = pending_writes.table_files(spark, location)
-    return newest_values.newest_values(spark, files, table(name), files.root(location), kept)
+    return files, files.root(location)
+
+
+def newest(name: str, kept: newest_values.Newest = BY_FEED) -> dict[str | None, int]:
+    files, root = table_folder(name)
+    return newest_values.newest_values(spark_session(), files, table(name), root, kept)
 
 
 def queried_tables(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -250,10 +256,8 @@ def test_a_small_table_keeps_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def data_files(name: str) -> int:
-    spark = spark_session()
-    location = pending_writes.table_location(spark, relation(name))
-    files = pending_writes.table_files(spark, location)
-    return len(files.file_entries(files.root(location)))
+    files, root = table_folder(name)
+    return len(files.file_entries(root))
 
 
 def test_a_table_of_many_small_files_keeps_its_values(monkeypatch: pytest.MonkeyPatch) -> None:
