@@ -10,8 +10,8 @@ path, as the metastore holds absolute locations) to the state before the build i
 
 Each kill point starts `dbt build` and has dbt and its JVM killed when its trigger fires: a node's
 START line on dbt's stdout plus a delay, or a table's write in flight (Spark's `_temporary`
-folder under the table's folder, or its pending table's for an incremental run). A build that finishes before its trigger fails the test: the
-kill point was missed. docs/faults.md lists the kill points and what each one proves.
+folder under the table's folder, under its pending folder for an incremental run). A build that
+finishes before its trigger fails the test: the kill point was missed. docs/faults.md lists the kill points and what each one proves.
 
 Each kill point costs about three dbt builds' time (several minutes for all of them on a 2-core
 machine), more than the CI budget allows: the test runs only with CDC_UNIFY_KILL_TEST=1.
@@ -200,11 +200,10 @@ def references(sandbox_factory) -> dict:
 
 
 def write_in_flight(sandbox: Sandbox, node: str) -> bool:
-    """A `_temporary` folder under the node's table folder, <warehouse>/<schema>.db/<name>, or
-    under its pending table's (`<name>__dbt_pending`, where an incremental run writes: docs/faults.md)."""
-    folders = (
-        sandbox.warehouse / f"{schema}.db" / name for schema in BUILT_SCHEMAS for name in (node, f"{node}__dbt_pending")
-    )
+    """A `_temporary` folder under the node's table folder, <warehouse>/<schema>.db/<name> (a full
+    build's), or under its pending folder there (`_cdc_pending`, where an incremental run writes:
+    docs/faults.md)."""
+    folders = (sandbox.warehouse / f"{schema}.db" / node for schema in BUILT_SCHEMAS)
     return any(any(True for _ in folder.rglob("_temporary")) for folder in folders if folder.is_dir())
 
 

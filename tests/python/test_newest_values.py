@@ -56,6 +56,21 @@ def insert(name: str, rows: list[Row]) -> None:
     frame.write.insertInto(table(name))
 
 
+def pend(rows: list[Row], partitioned: bool, files: int = 2) -> None:
+    """The pending write of `rows` for table `target`, in `files` files (per partition when
+    `partitioned`; one row each when there are as many rows as files)."""
+    frame = spark_session().createDataFrame(rows, "feed string, micros long, bucket int")
+    frame = frame.repartitionByRange(files, "micros").selectExpr(
+        "feed", "timestamp_micros(micros) as landed_at", "bucket"
+    )
+    partition_by = ("bucket",) if partitioned else ()
+    pending_writes.write_pending(spark_session(), frame, relation("target"), partition_by, "parquet", "fail")
+
+
+# The view of the pending rows that newest_values queries (pending_writes.pending_rows).
+PENDING_VIEW = newest_values.quoted_name(pending_writes.pending_view_name(relation("target")))
+
+
 def truth(rows: list[Row], grouped: bool = True) -> dict[str | None, int]:
     """What the kept value must be: the maximum over the rows put into the table, in Python."""
     newest: dict[str | None, int] = {}
@@ -149,13 +164,13 @@ def test_an_appending_write_carries_the_kept_values_without_reading_the_table(
     create("target", STORED, partitioned)
     assert newest("target") == truth(STORED)
     assert newest("target", OVERALL) == truth(STORED, grouped=False)
-    create("pending", APPENDED, partitioned)
+    pend(APPENDED, partitioned)
     queried = queried_tables(monkeypatch)
     layout = pending_writes.Layout(("bucket",) if partitioned else ())
-    assert pending_writes.apply_written(spark_session(), relation("pending"), relation("target"), layout).rows
+    assert pending_writes.apply_written(spark_session(), relation("target"), layout).rows
     assert newest("target") == truth(STORED + APPENDED)
     assert newest("target", OVERALL) == truth(STORED + APPENDED, grouped=False)
-    assert set(queried) == {table("pending")}
+    assert set(queried) == {PENDING_VIEW}
 
 
 def test_a_write_that_replaces_partitions_keeps_the_newest_values_written_without_a_query(
@@ -170,14 +185,14 @@ def test_a_write_that_replaces_partitions_keeps_the_newest_values_written_withou
     assert newest("target") == truth(STORED)
     assert newest("target", OVERALL) == truth(STORED, grouped=False)
     rewritten: list[Row] = [("a", 120, 2), ("b", 500, 2), ("e", 40, 3)]
-    create("pending", rewritten, partitioned=True)
+    pend(rewritten, partitioned=True)
     queried = queried_tables(monkeypatch)
     layout = pending_writes.Layout(("bucket",), replace=True)
-    assert pending_writes.apply_written(spark_session(), relation("pending"), relation("target"), layout).rows
+    assert pending_writes.apply_written(spark_session(), relation("target"), layout).rows
     held = [row for row in STORED if row[2] not in (2, 3)] + rewritten
     assert newest("target") == {**truth(held), "a": 300} == truth(STORED + rewritten)
     assert newest("target", OVERALL) == truth(STORED + rewritten, grouped=False)
-    assert set(queried) == {table("pending")}
+    assert set(queried) == {PENDING_VIEW}
     spark_session().sql(f"refresh table {table('target')}")
     assert sorted(spark_session_rows("target")) == sorted(held)
     insert("target", [("b", 700, 1)])  # behind the adapter's back: a file it did not write
@@ -207,24 +222,22 @@ def test_a_write_killed_halfway_is_not_trusted_until_applied_again(monkeypatch: 
     create("target", STORED, partitioned=False)
     assert newest("target") == truth(STORED)
     late: list[Row] = [("a", 950, 1), ("b", 400, 1), ("e", 5, 1)]  # each a newest value, in a file of its own
-    create("pending", [], partitioned=False)
-    for row in late:
-        insert("pending", [row])
+    pend(late, partitioned=False, files=len(late))
     layout = pending_writes.Layout()
     with monkeypatch.context() as patch:
         patch.setattr(pending_writes.TableFiles, "move_files", lambda *args: one_file_then_die(*args))
         with pytest.raises(Killed):
-            pending_writes.apply_pending(spark_session(), relation("pending"), relation("target"), layout)
-    for name in ("target", "pending"):
-        spark_session().sql(f"refresh table {table(name)}")
-    moved = truth([row for row in STORED + late if row not in spark_session_rows("pending")])
+            pending_writes.apply_pending(spark_session(), relation("target"), layout)
+    spark_session().sql(f"refresh table {table('target')}")
+    left = [row for row in late if row not in spark_session_rows("target")]
+    moved = truth([row for row in STORED + late if row not in left])
     assert newest("target") == moved != truth(STORED + late)
-    assert pending_writes.apply_pending(spark_session(), relation("pending"), relation("target"), layout)
+    assert pending_writes.apply_pending(spark_session(), relation("target"), layout)
     assert newest("target") == truth(STORED + late)
 
 
 def spark_session_rows(name: str) -> list[Row]:
-    """The rows still in table `name` (the pending table a killed move left)."""
+    """The rows of table `name`."""
     rows = spark_session().sql(f"select feed, unix_micros(landed_at), bucket from {table(name)}").collect()
     return [(row[0], row[1], row[2]) for row in rows]
 

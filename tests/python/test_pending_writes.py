@@ -1,7 +1,7 @@
 """The sparksession adapter's kill-safe writes (dbt/adapters/sparksession/pending_writes.py), step by
 step: a write stopped at any step (as by a killed process) and applied again gives the table the
-rows of a write that was never stopped. The whole build killed at chosen points:
-tests/python/test_kill_rerun.py (opt-in)."""
+rows of a write that was never stopped; one stopped before its pending files are all written is
+discarded. The whole build killed at chosen points: tests/python/test_kill_rerun.py (opt-in)."""
 
 from __future__ import annotations
 
@@ -51,6 +51,23 @@ def create(name: str, values: list[tuple[int, str]], partitioned: bool) -> None:
     spark.sql(f"create table {SCHEMA}.{name} (value string, bucket int) using parquet {partitioning}")
     frame = spark.createDataFrame(values, "bucket int, value string").select("value", "bucket")
     frame.repartition(2).write.insertInto(f"{SCHEMA}.{name}")
+
+
+def pend(values: list[tuple[int, str]], partitioned: bool, on_schema_change: str = "fail") -> None:
+    """The pending write of (bucket, value) rows for table `target`, in several files per partition."""
+    frame = spark_session().createDataFrame(values, "bucket int, value string").select("value", "bucket")
+    pending_writes.write_pending(
+        spark_session(),
+        frame.repartition(2),
+        relation("target"),
+        ("bucket",) if partitioned else (),
+        "parquet",
+        on_schema_change,
+    )
+
+
+def pending_folder() -> Path:
+    return Path(urlparse(pending_writes.table_location(spark_session(), relation("target"))).path) / "_cdc_pending"
 
 
 TARGET = [(1, "a"), (1, "b"), (2, "c"), (3, "d")]
@@ -113,16 +130,16 @@ def test_a_killed_write_applied_again_gives_the_whole_write(kill: str, monkeypat
     replace, partitioned, step, killed = KILLS[kill]
     spark = spark_session()
     create("target", TARGET, partitioned)
-    create("pending", PENDING, partitioned)
+    pend(PENDING, partitioned)
     layout = pending_writes.Layout(("bucket",) if partitioned else (), replace)
     owner = pending_writes if step == "finish" else pending_writes.TableFiles
     with monkeypatch.context() as patch:
         patch.setattr(owner, step, killed(getattr(owner, step)))
         with pytest.raises(Killed):
-            pending_writes.apply_pending(spark, relation("pending"), relation("target"), layout)
-    assert pending_writes.apply_pending(spark, relation("pending"), relation("target"), layout)
+            pending_writes.apply_pending(spark, relation("target"), layout)
+    assert pending_writes.apply_pending(spark, relation("target"), layout)
     assert rows("target") == expected(replace)
-    assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
+    assert not pending_folder().exists()
 
 
 @pytest.mark.parametrize("killed", [False, True], ids=["whole", "killed-in-the-appended-partition"])
@@ -132,8 +149,8 @@ def test_an_overwrite_adds_to_its_appended_partitions(killed: bool, monkeypatch:
     killed while moving the appended partition's files, applied again, the same."""
     spark = spark_session()
     create("target", TARGET, partitioned=True)
-    create("pending", PENDING, partitioned=True)
-    apply = [spark, relation("pending"), relation("target"), pending_writes.Layout(("bucket",), True, ("bucket=3",))]
+    pend(PENDING, partitioned=True)
+    apply = [spark, relation("target"), pending_writes.Layout(("bucket",), True, ("bucket=3",))]
     if killed:
         with monkeypatch.context() as patch:
             patch.setattr(pending_writes.TableFiles, "move_files", lambda *args: one_file_then_die(*args))
@@ -142,32 +159,90 @@ def test_an_overwrite_adds_to_its_appended_partitions(killed: bool, monkeypatch:
     assert pending_writes.apply_pending(*apply)
     replaced = {bucket for bucket, _ in PENDING} - {3}
     assert rows("target") == as_rows([(b, v) for b, v in TARGET if b not in replaced] + PENDING)
-    assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
+    assert not pending_folder().exists()
 
 
-def test_no_pending_table_is_nothing_to_apply() -> None:
+def test_no_pending_write_is_nothing_to_apply() -> None:
     spark = spark_session()
     create("target", TARGET, partitioned=True)
-    spark.sql(f"drop table if exists {SCHEMA}.pending")
-    assert not pending_writes.apply_pending(spark, relation("pending"), relation("target"), BUCKETS_REPLACED)
+    assert not pending_writes.apply_pending(spark, relation("target"), BUCKETS_REPLACED)
+    assert rows("target") == as_rows(TARGET)
+
+
+def test_a_write_killed_before_its_marker_is_discarded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its files may be all there or not (Spark's job commit moves them one by one): without the
+    marker nothing of it is applied, and the next write starts from an empty pending folder."""
+    spark = spark_session()
+    create("target", TARGET, partitioned=True)
+    with monkeypatch.context() as patch:
+        patch.setattr(pending_writes.TableFiles, "write_text", die)
+        patch.setattr(pending_writes.LocalFiles, "write_text", die)
+        patch.setattr(pending_writes.HadoopFiles, "write_text", die)
+        with pytest.raises(Killed):
+            pend(PENDING, partitioned=True)
+    assert any(pending_folder().rglob("*.parquet"))
+    assert not pending_writes.apply_pending(spark, relation("target"), BUCKETS_REPLACED)
+    assert not pending_folder().exists()
+    assert rows("target") == as_rows(TARGET)
+    pend(PENDING, partitioned=True)
+    assert pending_writes.apply_pending(spark, relation("target"), BUCKETS_REPLACED)
+    assert rows("target") == expected(replace=True)
+
+
+@pytest.mark.parametrize("killed", [False, True], ids=["whole", "killed-before-the-drop"])
+def test_a_pending_table_of_an_earlier_version_is_applied(killed: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A killed run of a version before pending folders left `<model>__dbt_pending`: its rows are
+    not lost; it becomes the table's pending write and its table goes, also when the take-over was
+    itself killed after its folder moved."""
+    spark = spark_session()
+    create("target", TARGET, partitioned=True)
+    create("target__dbt_pending", PENDING, partitioned=True)
+    legacy = pending_writes.table_location(spark, relation("target__dbt_pending"))
+    if killed:
+        session = KilledAt(spark, "drop table")
+        with pytest.raises(Killed):
+            pending_writes.adopt_legacy_pending(session, relation("target"), legacy)
+        assert spark.catalog.tableExists(f"{SCHEMA}.target__dbt_pending")
+    pending_writes.adopt_legacy_pending(spark, relation("target"), legacy)
+    assert not spark.catalog.tableExists(f"{SCHEMA}.target__dbt_pending")
+    assert pending_writes.apply_pending(spark, relation("target"), BUCKETS_REPLACED)
+    assert rows("target") == expected(replace=True)
+
+
+@pytest.mark.parametrize("on_schema_change", ["fail", "ignore"])
+def test_a_write_whose_columns_changed_is_refused_before_it_is_written(on_schema_change: str) -> None:
+    spark = spark_session()
+    create("target", TARGET, partitioned=True)
+    frame = spark.createDataFrame([(1, "e", 2)], "bucket int, value string, extra int")
+    write = [spark, frame, relation("target"), ("bucket",), "parquet", on_schema_change]
+    if on_schema_change == "ignore":
+        pending_writes.write_pending(*write)
+        assert pending_writes.apply_pending(spark, relation("target"), BUCKETS_REPLACED)
+        assert rows("target") == as_rows([(b, v) for b, v in TARGET if b != 1] + [(1, "e")])
+        return
+    with pytest.raises(pending_writes.SchemaChanged, match="new column extra"):
+        pending_writes.write_pending(*write)
+    retyped = spark.createDataFrame([(1, 5)], "bucket int, value int")
+    with pytest.raises(pending_writes.SchemaChanged, match="value is int, was string"):
+        pending_writes.write_pending(spark, retyped, relation("target"), ("bucket",), "parquet", "fail")
+    assert not pending_folder().exists()
     assert rows("target") == as_rows(TARGET)
 
 
 @pytest.mark.parametrize("partitioned", [False, True])
 def test_an_empty_write_adds_no_file(partitioned: bool) -> None:
-    """A run with nothing new writes a pending table without rows (one file holding the schema):
+    """A run with nothing new writes a pending write without rows (one file holding the schema):
     the target keeps its files, so a feed that stays quiet does not grow its table run by run."""
     spark = spark_session()
     create("target", TARGET, partitioned)
-    spark.sql(f"drop table if exists {SCHEMA}.pending")
-    spark.sql(f"create table {SCHEMA}.pending using parquet as select * from {SCHEMA}.target where false")
+    pend([], partitioned)
     before = set(spark.table(f"{SCHEMA}.target").inputFiles())
     layout = pending_writes.Layout(("bucket",) if partitioned else ())
-    assert pending_writes.apply_written(spark, relation("pending"), relation("target"), layout).rows == 0
+    assert pending_writes.apply_written(spark, relation("target"), layout).rows == 0
     spark.sql(f"refresh table {SCHEMA}.target")
     assert set(spark.table(f"{SCHEMA}.target").inputFiles()) == before
     assert rows("target") == as_rows(TARGET)
-    assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
+    assert not pending_folder().exists()
 
 
 def test_local_folders_read_by_python_as_by_hadoop() -> None:
@@ -198,12 +273,10 @@ def test_a_written_write_with_rows_is_applied_and_counted() -> None:
     """The count (from the written files' footers) tells the data tests how many keys to look up."""
     spark = spark_session()
     create("target", TARGET, partitioned=True)
-    create("pending", PENDING, partitioned=True)
-    assert pending_writes.apply_written(spark, relation("pending"), relation("target"), BUCKETS_REPLACED).rows == len(
-        PENDING
-    )
+    pend(PENDING, partitioned=True)
+    assert pending_writes.apply_written(spark, relation("target"), BUCKETS_REPLACED).rows == len(PENDING)
     assert rows("target") == expected(replace=True)
-    assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
+    assert not pending_folder().exists()
 
 
 def test_a_written_write_names_the_files_it_added_to_the_partitions_it_appended_to() -> None:
@@ -211,13 +284,10 @@ def test_a_written_write_names_the_files_it_added_to_the_partitions_it_appended_
     just added, in the partitions it added to; none of a partition it replaced."""
     spark = spark_session()
     create("target", TARGET, partitioned=True)
-    create("pending", PENDING, partitioned=True)
-    pending_files = {
-        (Path(urlparse(file).path).parent.name, Path(urlparse(file).path).name)
-        for file in spark.table(f"{SCHEMA}.pending").inputFiles()
-    }
+    pend(PENDING, partitioned=True)
+    pending_files = {(file.parent.name, file.name) for file in pending_folder().rglob("part-*")}
     layout = pending_writes.Layout(("bucket",), True, ("bucket=3",))
-    written = pending_writes.apply_written(spark, relation("pending"), relation("target"), layout)
+    written = pending_writes.apply_written(spark, relation("target"), layout)
     assert written.appended == {"bucket=3": {name for folder, name in pending_files if folder == "bucket=3"}}
     assert written.appended["bucket=3"] and written.rows == len(PENDING)
 
@@ -236,6 +306,22 @@ def test_create_table_as_over_a_killed_ones_folder() -> None:
     assert [row.x for row in spark.table(f"{SCHEMA}.orphan").collect()] == [1]
     assert not pending_writes.clear_unregistered_location(spark, relation("target"))
     assert rows("target") == as_rows(TARGET)
+
+
+class KilledAt:
+    """The session, dying at the first statement that starts with `prefix`."""
+
+    def __init__(self, spark: Any, prefix: str) -> None:
+        self._spark = spark
+        self._prefix = prefix
+
+    def sql(self, statement: str, *args: Any, **kwargs: Any) -> Any:
+        if statement.startswith(self._prefix):
+            raise Killed
+        return self._spark.sql(statement, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._spark, name)
 
 
 class RecordingSession:
@@ -261,9 +347,9 @@ def test_a_write_registers_the_partitions_it_adds_by_name(adds_a_partition: bool
     spark = spark_session()
     create("target", TARGET, partitioned=True)
     written = [(1, "e"), (3, "f")] + ([(4, "h")] if adds_a_partition else [])
-    create("pending", written, partitioned=True)
+    pend(written, partitioned=True)
     session = RecordingSession(spark)
-    assert pending_writes.apply_written(session, relation("pending"), relation("target"), BUCKETS_REPLACED).rows
+    assert pending_writes.apply_written(session, relation("target"), BUCKETS_REPLACED).rows
     registered = [statement for statement in session.statements if "partition" in statement]
     assert registered == (
         [f"alter table `{SCHEMA}`.`target` add if not exists partition (`bucket` = '4')"] if adds_a_partition else []
@@ -276,15 +362,15 @@ def test_a_partition_named_with_escapes_is_registered_with_its_value() -> None:
     partition is registered under the value itself, and a null value's folder by a relisting."""
     spark = spark_session()
     spark.sql(f"create schema if not exists {SCHEMA}")
-    for name, values in (("target", ["a"]), ("pending", ["a", "x:y/z 'q'", None])):
-        spark.sql(f"drop table if exists {SCHEMA}.{name}")
-        spark.sql(f"create table {SCHEMA}.{name} (n int, feed string) using parquet partitioned by (feed)")
-        frame = spark.createDataFrame([(i, value) for i, value in enumerate(values)], "n int, feed string")
-        frame.write.insertInto(f"{SCHEMA}.{name}")
+    spark.sql(f"drop table if exists {SCHEMA}.target")
+    spark.sql(f"create table {SCHEMA}.target (n int, feed string) using parquet partitioned by (feed)")
+    spark.createDataFrame([(0, "a")], "n int, feed string").write.insertInto(f"{SCHEMA}.target")
+    frame = spark.createDataFrame([(0, "a"), (1, "x:y/z 'q'"), (2, None)], "n int, feed string")
+    pending_writes.write_pending(spark, frame, relation("target"), ("feed",), "parquet", "fail")
     assert pending_writes.partition_spec("feed=x%3Ay%2Fz %27q%27") == "partition (`feed` = 'x:y/z \\'q\\'')"
     assert pending_writes.partition_spec("feed=__HIVE_DEFAULT_PARTITION__") is None
     session = RecordingSession(spark)
-    pending_writes.apply_written(session, relation("pending"), relation("target"), pending_writes.Layout(("feed",)))
+    pending_writes.apply_written(session, relation("target"), pending_writes.Layout(("feed",)))
     assert any("recover partitions" in statement for statement in session.statements)
     got = sorted((row.n, row.feed) for row in spark.table(f"{SCHEMA}.target").collect())
     assert got == sorted([(0, "a"), (0, "a"), (1, "x:y/z 'q'"), (2, None)])
@@ -303,6 +389,14 @@ def create_tiered(name: str, values: list[tuple[int, str, str]]) -> None:
     )
     frame = spark.createDataFrame(values, "bucket int, tier string, value string").select("value", "bucket", "tier")
     frame.repartition(2).write.insertInto(f"{SCHEMA}.{name}")
+
+
+def pend_tiered(values: list[tuple[int, str, str]]) -> None:
+    """The pending write of (bucket, tier, value) rows for table `target` (create_tiered's layout)."""
+    frame = spark_session().createDataFrame(values, "bucket int, tier string, value string")
+    pending_writes.write_pending(
+        spark_session(), frame.repartition(2), relation("target"), ("bucket", "tier"), "parquet", "fail"
+    )
 
 
 def tiered_rows(values: list[tuple[int, str, str]]) -> Counter[str]:
@@ -324,8 +418,8 @@ def test_a_write_rewrites_a_bucket_whole_by_its_base_and_appends_to_the_other_bu
     deltas go with its old base. Killed in either move and applied again: the same."""
     spark = spark_session()
     create_tiered("target", TIERED_TARGET)
-    create_tiered("pending", TIERED_PENDING)
-    apply = [spark, relation("pending"), relation("target"), TIERED]
+    pend_tiered(TIERED_PENDING)
+    apply = [spark, relation("target"), TIERED]
     if kill:
         dying = delete_then_die if kill == "replace_folder" else one_file_then_die
         with monkeypatch.context() as patch:
@@ -334,7 +428,7 @@ def test_a_write_rewrites_a_bucket_whole_by_its_base_and_appends_to_the_other_bu
                 pending_writes.apply_pending(*apply)
     assert pending_writes.apply_pending(*apply)
     assert rows("target") == tiered_rows([(1, "base", "a"), (1, "delta", "b"), (3, "base", "e"), *TIERED_PENDING])
-    assert not spark.catalog.tableExists(f"{SCHEMA}.pending")
+    assert not pending_folder().exists()
 
 
 def test_partition_sizes_are_the_bytes_of_each_partitions_files() -> None:

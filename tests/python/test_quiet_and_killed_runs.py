@@ -22,6 +22,9 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from dbt.adapters.sparksession import pending_writes
+from dbt.adapters.sparksession.impl import PENDING_WRITE_COMMENT
+from dbt.adapters.sparksession.pending_writes import Named
 from harness import comparable, land_messages, run_dbt, run_dbt_statements, spark_session, table_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -81,7 +84,7 @@ def test_a_run_with_nothing_new_runs_no_model_query(quiet_run: dict[str, list[st
     for model in incremental:
         sent = "\n".join(quiet_run[model])
         assert "select 0 as rows_written" in sent, model
-        assert "__dbt_pending" not in sent, model
+        assert PENDING_WRITE_COMMENT not in sent, model
 
 
 def test_a_run_with_nothing_new_rebuilds_no_table_or_view(quiet_run: dict[str, list[str]]) -> None:
@@ -89,7 +92,7 @@ def test_a_run_with_nothing_new_rebuilds_no_table_or_view(quiet_run: dict[str, l
     for model in ("cdc_change_events", "cdc_row_history", "cdc_current_rows", "customers_current"):
         sent = "\n".join(quiet_run[model])
         assert "select 0 as rows_written" in sent, model
-        assert "create " not in sent, model
+        assert "create " not in sent and PENDING_WRITE_COMMENT not in sent, model
 
 
 def test_the_files_of_earlier_loads_carry_the_statistics_a_watermark_skips_them_by(quiet_run) -> None:
@@ -144,7 +147,7 @@ def rows_scanned(query: str) -> int:
 
 def test_a_killed_runs_pending_write_is_applied_before_the_next_run_reads_its_watermarks(quiet_run) -> None:
     """The killed run's state is made as it would have left it: batch 1 built, batch 2 landed, the
-    staging model's pending table written whole (its compiled SQL) and not yet moved in."""
+    staging model's pending write made whole (its compiled SQL) and not yet moved in."""
     expected = snapshot()
     spark = spark_session()
     land(0)
@@ -152,10 +155,12 @@ def test_a_killed_runs_pending_write_is_applied_before_the_next_run_reads_its_wa
     land(1)
     compiled = run_dbt("compile", "--select", STAGING, dbt_vars=DBT_VARS, schema=SCHEMA)
     staging_sql = compiled.result.results[0].node.compiled_code
-    spark.sql(f"create table {SCHEMA}_staging.{STAGING}__dbt_pending using parquet as {staging_sql}")
-    assert spark.table(f"{SCHEMA}_staging.{STAGING}__dbt_pending").count() > 0
+    staging = Named(f"{SCHEMA}_staging", STAGING)
+    pending_writes.write_pending(spark, spark.sql(staging_sql), staging, (), "parquet", "fail")
+    files, root = pending_writes.table_folder(spark, staging)
+    assert pending_writes.written_rows(spark, files, pending_writes.pending_folder(files, root), 0, "parquet") > 0
 
     run()
 
-    assert not spark.catalog.tableExists(f"{SCHEMA}_staging.{STAGING}__dbt_pending")
+    assert not files.exists(pending_writes.pending_folder(files, root))
     assert snapshot() == expected

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from cdc_unify import landing
-from dbt.adapters.sparksession import newest_values
+from dbt.adapters.sparksession import newest_values, pending_writes
+from dbt.adapters.sparksession.impl import PENDING_WRITE_COMMENT
 from harness import _land, comparable, harness_root, run_dbt_statements, table_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -161,7 +162,7 @@ def test_new_rows_are_read_by_their_feeds_alone(builds) -> None:
     new one whole, and nothing of the feed that did not land (a filter Parquet can skip row groups
     by; one admitting "any feed not held" cannot be)."""
     for name in ("int_staged_events", "int_schema_registry", "cdc_feed_health"):
-        model = next(sql for sql in builds["last_run"][name] if "create " in sql.lower())
+        model = next(sql for sql in builds["last_run"][name] if sql.startswith(PENDING_WRITE_COMMENT))
         assert f"source_name = '{NEW_FEED[1]}'" in model or f"feed = '{NEW_FEED[1]}'" in model, name
         assert "landed_at > timestamp_micros(" in model, name
         assert f"= '{UNTOUCHED_FEED}' and landed_at" not in model and " not in (" not in model, name
@@ -218,12 +219,15 @@ REPLACING = [
 def test_a_full_build_keeps_the_watermarks_and_incremental_runs_carry_them(builds) -> None:
     """The full build stores every watermark its models will ask for with their tables, so no
     incremental run queries one of them: the appending and the replacing models' runs carry theirs
-    from the rows they write (their pending tables are queried, never the model's table); and the
+    from the rows they write (their pending writes are queried, never the model's table); and the
     runs' output equals a full refresh (test_incremental_equals_full_refresh), so the kept values
     were right."""
     full_build, *incremental = builds["queried"]
     assert set(APPENDING + REPLACING) <= set(full_build), "the full build did not keep every model's watermark"
+    views = {
+        pending_writes.pending_view_name(pending_writes.Named(*name.split("."))): name for name in APPENDING + REPLACING
+    }
     for run in incremental:
-        assert run == [table for table in run if table.endswith("__dbt_pending")], run
-    carried = {table.removesuffix("__dbt_pending") for run in incremental for table in run}
+        assert run == [table for table in run if table.startswith("cdc_pending__")], run
+    carried = {views.get(table) for run in incremental for table in run}
     assert set(APPENDING + REPLACING) <= carried, "a model's write did not carry its watermark"

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -50,16 +49,8 @@ LEGACY_SUFFIX = "__dbt_compacting"
 SMALL_FILE_BYTES = 32 * 1024 * 1024
 
 
-@dataclass(frozen=True)
-class Named:
-    """A table by schema and name, as pending_writes' functions take relations."""
-
-    schema: str
-    identifier: str
-
-
-def legacy_table(target: Any) -> Named:
-    return Named(target.schema, f"{target.identifier}{LEGACY_SUFFIX}")
+def legacy_table(target: Any) -> pending_writes.Named:
+    return pending_writes.Named(target.schema, f"{target.identifier}{LEGACY_SUFFIX}")
 
 
 def files_to_merge(sizes: Mapping[str, int], fan_in: int) -> list[str]:

@@ -6,9 +6,15 @@ from typing import Any
 
 from dbt.adapters.base import PythonJobHelper, available
 from dbt.adapters.base.relation import BaseRelation
+from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.events.types import SQLQuery
 from dbt.adapters.spark.impl import SparkAdapter
+from dbt_common.events.contextvars import get_node_info
+from dbt_common.events.functions import fire_event
+from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.utils import cast_to_str
 from pyspark.sql import SparkSession
 
 from dbt.adapters.sparksession import compaction, newest_values, pending_writes, row_checks
@@ -17,6 +23,9 @@ from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
 from dbt.adapters.sparksession.run_state import RunState
 
 logger = AdapterLogger("SparkSession")
+
+# What the SQL of an incremental model's pending write (adapter.write_pending) is logged after.
+PENDING_WRITE_COMMENT = "/* sparksession: pending write */"
 
 # The table property holding the fingerprint (MD5 of the compiled SQL) a table or view was built from.
 FINGERPRINT = "cdc_unify.built_from"
@@ -38,53 +47,78 @@ class SparkSessionAdapter(SparkAdapter):
         return {**super()._get_adapter_specific_run_info(config), "adapter_type": "sparksession"}
 
     @available
-    def apply_pending_write(self, pending: BaseRelation, target: BaseRelation, layout: dict[str, Any]) -> bool:
+    def apply_pending_write(self, target: BaseRelation, layout: dict[str, Any]) -> bool:
         """Finish (or, left by a killed run, redo) an incremental write: pending_writes.apply_pending
         (`layout`: pending_writes.Layout.of), after a merge of small files a killed run left
         (compaction.apply_killed)."""
         session, write_layout = self._session(), pending_writes.Layout.of(layout)
         compaction.apply_killed(session, target, len(write_layout.partition_by))
-        return pending_writes.apply_pending(session, pending, target, write_layout)
+        return pending_writes.apply_pending(session, target, write_layout)
 
     @available
-    def apply_killed_writes(self, writes: list[tuple[BaseRelation, BaseRelation, dict[str, Any]]]) -> int:
-        """apply_killed_write for each (pending, target, layout) of the run-start hook whose tables
-        show work a killed run left (a pending table beside its target, a merge not finished,
-        compaction.killed_left_work); the others, every one on most runs, are skipped after one
-        look at their schemas' tables (pending_writes.table_locations). Returns how many were applied."""
+    def apply_killed_writes(self, writes: list[tuple[BaseRelation, dict[str, Any]]]) -> int:
+        """apply_killed_write for each (target, layout) of the run-start hook whose table shows work
+        a killed run left (a pending folder, the pending table of a version before them, a merge not
+        finished: compaction.killed_left_work); the others, every one on most runs, are skipped
+        after one look at their schemas' tables (pending_writes.table_locations) and at their
+        folders. Returns how many were applied."""
         session = self._session()
-        locations = pending_writes.table_locations(session, {target.schema for _, target, _ in writes})
+        locations = pending_writes.table_locations(session, {target.schema for target, _ in writes})
         applied = 0
-        for pending, target, layout in writes:
-            pending_beside_target = (
-                pending_writes.located(locations, pending) is not None
-                and pending_writes.located(locations, target) is not None
-            )
-            left = pending_beside_target or compaction.killed_left_work(session, target, locations)
-            if left and self.apply_killed_write(pending, target, layout):
+        for target, layout in writes:
+            location = pending_writes.located(locations, target)
+            if location is None:
+                continue
+            legacy = pending_writes.located(locations, pending_writes.legacy_pending(target))
+            if legacy is not None:
+                pending_writes.adopt_legacy_pending(session, target, legacy)
+            files = pending_writes.table_files(session, location)
+            pending = files.exists(pending_writes.pending_folder(files, files.root(location)))
+            if (pending or compaction.killed_left_work(session, target, locations)) and self.apply_killed_write(
+                target, layout
+            ):
                 applied += 1
         return applied
 
-    def apply_killed_write(self, pending: BaseRelation, target: BaseRelation, layout: dict[str, Any]) -> bool:
-        """A killed run's pending write of an existing table, applied when the next run starts; one of
-        a table that no longer exists is left to its model's next build, which drops it. Not for
-        macros: the run-start hook calls apply_killed_writes, which calls this only for the models
-        whose tables show work left."""
+    def apply_killed_write(self, target: BaseRelation, layout: dict[str, Any]) -> bool:
+        """A killed run's pending write (or merge) of an existing table, applied when the next run
+        starts. Not for macros: the run-start hook calls apply_killed_writes, which calls this only
+        for the models whose tables show work left."""
         session, write_layout = self._session(), pending_writes.Layout.of(layout)
         merged = compaction.apply_killed(session, target, len(write_layout.partition_by))
-        if not pending_writes.table_exists(session, pending) or not pending_writes.table_exists(session, target):
-            return merged
-        return pending_writes.apply_pending(session, pending, target, write_layout)
+        return pending_writes.apply_pending(session, target, write_layout) or merged
 
     @available
-    def apply_written(
-        self, invocation_id: str, pending: BaseRelation, target: BaseRelation, layout: dict[str, Any]
-    ) -> int:
+    def write_pending(
+        self, sql: str, target: BaseRelation, layout: dict[str, Any], file_format: str, on_schema_change: str
+    ) -> AdapterResponse:
+        """An incremental SQL model's rows (query `sql`) written as the pending write of `target`
+        (pending_writes.write_pending); what dbt records as the model's main statement."""
+        session, write_layout = self._session(), pending_writes.Layout.of(layout)
+        # As dbt logs a statement's SQL (dbt.log, and the events tests collect).
+        connection = self.connections.get_thread_connection()
+        fire_event(
+            SQLQuery(
+                conn_name=cast_to_str(connection.name), sql=f"{PENDING_WRITE_COMMENT}\n{sql}", node_info=get_node_info()
+            )
+        )
+        with self.connections.exception_handler(sql):
+            try:
+                frame = session.sql(sql)
+                pending_writes.write_pending(
+                    session, frame, target, write_layout.partition_by, file_format, on_schema_change
+                )
+            except pending_writes.SchemaChanged as exc:
+                raise DbtRuntimeError(str(exc)) from exc
+        return AdapterResponse(_message="OK")
+
+    @available
+    def apply_written(self, invocation_id: str, target: BaseRelation, layout: dict[str, Any]) -> int:
         """Apply the pending write a run has just made (pending_writes.apply_written), remember for
         the invocation's data tests how many rows it had, then merge the small files of the
         partitions it appended to (compaction, with the layout's compact_fan_in)."""
         session, write_layout = self._session(), pending_writes.Layout.of(layout)
-        applied = pending_writes.apply_written(session, pending, target, write_layout)
+        applied = pending_writes.apply_written(session, target, write_layout)
         self._run.record_write(invocation_id, target, applied.rows)
         if write_layout.compact_fan_in and applied.appended:
             merged = compaction.compact(
@@ -264,10 +298,12 @@ class SparkSessionAdapter(SparkAdapter):
         return pending_writes.partition_sizes(self._session(), relation, int(depth))
 
     @available
-    def drop_pending_write(self, pending: BaseRelation) -> None:
-        """Discard a killed run's pending write (a full build replaces what it would have changed)."""
-        self._session().sql(f"drop table if exists `{pending.schema}`.`{pending.identifier}`")
-        pending_writes.clear_unregistered_location(self._session(), pending)
+    def drop_legacy_pending_write(self, target: BaseRelation) -> None:
+        """Discard the pending table a version before pending folders left for `target` (a full
+        build replaces what it would have changed; its pending folder goes with its table)."""
+        legacy = pending_writes.legacy_pending(target)
+        self._session().sql(f"drop table if exists {pending_writes.quoted(legacy)}")
+        pending_writes.clear_unregistered_location(self._session(), legacy)
 
     @available
     def drop_compaction(self, target: BaseRelation) -> None:

@@ -183,14 +183,15 @@ def store_computed(spark: SparkSession, files: Any, table: str, root: Any, kept:
 def carry(
     spark: SparkSession,
     files: Any,
-    pending: str,
+    pending: Callable[[], str],
     pending_root: Any,
     target: str,
     target_root: Any,
     replaced: Sequence[str],
 ) -> None:
-    """Before the files of table `pending` move into `target` (pending_writes.move_pending): every
-    newest value stored with `target` merged with the pending rows' and kept under the token of the
+    """Before the files of a pending write (in folder `pending_root`; `pending()` names a table or
+    view of its rows, made when first asked for) move into `target` (pending_writes.move_pending):
+    every newest value stored with `target` merged with the pending rows' and kept under the token of the
     files the target will have (its files under the `replaced` folders, relative paths, `.` for all,
     gone; the pending ones added), or dropped when the stored token no longer matches its files."""
     texts = stored(spark, target)
@@ -204,7 +205,7 @@ def carry(
         texts,
         token(target_entries),
         token(after),
-        lambda key, values: merged(values, compute(spark, pending, Newest.of_key(key))),
+        lambda key, values: merged(values, compute(spark, pending(), Newest.of_key(key))),
     )
 
 

@@ -6,36 +6,59 @@ writes into the table's folder before the metastore knows the table. A process k
 leaves a table with part of its old or new data (an incremental model then reads a wrong `this` on
 every later run) or a folder that makes the next `create table as` fail.
 
-Here an incremental run first writes its new rows to a complete table of their own (the pending
-table, `<model>__dbt_pending`: `create table as` registers it only once its data is written), then
-moves that table's files into the model's table with renames, each atomic, and drops the pending
-table last. A pending table that exists at the start of a run is the write of a killed run: it is
-applied then, whatever part of it was applied before, since every step skips what is done.
+Here an incremental run first writes its new rows as files of their own: the pending write, a
+hidden folder in the table's folder (`_cdc_pending`, which Spark's and Hive's readers of the table
+skip, as they skip every name starting with `_`), complete once a marker file is written after
+Spark's job commit. Its files then move into the table's folders with renames, each atomic, and the
+pending folder goes last. A complete pending write found at the start of a run is the write of a
+killed run: it is applied then, whatever part of it was applied before, since every step skips
+what is done; an incomplete one is the leftover of a write killed before it ended, discarded.
+Kept out of the metastore, a pending write costs its files alone: a `create table as` and its
+`drop table` cost 2.0-2.3 s more for a write of 64 partitions (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import itertools
 import os
 import re
 import shutil
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow.parquet
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 from dbt.adapters.sparksession import newest_values
 
 # Spark and Hadoop keep job and commit state in entries whose names start with these.
 HIDDEN_PREFIXES = ("_", ".")
+# A table's pending write: a folder in the table's folder, complete once it holds the marker.
+PENDING_FOLDER = "_cdc_pending"
+COMPLETE_MARKER = "_cdc_complete"
+# The pending table (`<model><suffix>`) in which versions before 2026-12-02 kept a pending write.
+LEGACY_PENDING_SUFFIX = "__dbt_pending"
+
+
+@dataclass(frozen=True)
+class Named:
+    """A table by schema and name, as this module's functions take relations."""
+
+    schema: str
+    identifier: str
 
 
 def quoted(relation: Any) -> str:
     return f"`{relation.schema}`.`{relation.identifier}`"
+
+
+def legacy_pending(target: Any) -> Named:
+    return Named(target.schema, f"{target.identifier}{LEGACY_PENDING_SUFFIX}")
 
 
 class TableFiles:
@@ -362,21 +385,18 @@ def table_folder(spark: SparkSession, relation: Any) -> tuple[TableFiles, Any]:
     return files, files.root(location)
 
 
-def row_count(spark: SparkSession, relation: Any, depth: int, details: dict[str, str] | None = None) -> int:
-    """The rows of table `relation` (`depth` partition columns). A Parquet table's from its files'
-    footers (a listing, then one small read per file), where a Spark job (`isEmpty`) took 0.4-0.6 s
-    for a new table of 3,000 rows in 64 partitions (docs/benchmarks.md); other formats by a Spark
-    job. Spark writes no partition folder for a partitioned write without rows, and a file holding
-    the schema and no row for another. `details`: the table's (table_details), if known."""
-    details = details or table_details(spark, relation)
-    if details.get("Provider", "").lower() != "parquet":
-        return spark.table(quoted(relation)).count()
-    files = table_files(spark, details["Location"])
-    root = files.root(details["Location"])
+def written_rows(spark: SparkSession, files: TableFiles, folder: Any, depth: int, file_format: str) -> int:
+    """The rows of the files a write left in `folder` (`depth` partition columns). Parquet files'
+    from their footers (a listing, then one small read per file), where a Spark job (`isEmpty`) took
+    0.4-0.6 s for 3,000 rows in 64 partitions (docs/benchmarks.md); other formats by a Spark job.
+    Spark writes no partition folder for a partitioned write without rows, and a file holding the
+    schema and no row for another."""
+    if file_format.lower() != "parquet":
+        return spark.read.format(file_format).load(files.uri(folder)).count()
     return sum(
         files.parquet_rows(path)
-        for partition in files.leaves(root, depth)
-        for path, _ in files.data_files(files.partition_folder(root, partition))
+        for partition in files.leaves(folder, depth)
+        for path, _ in files.data_files(files.partition_folder(folder, partition))
     )
 
 
@@ -435,6 +455,70 @@ def clear_unregistered_location(spark: SparkSession, relation: Any) -> bool:
     return True
 
 
+class SchemaChanged(Exception):
+    """A write whose columns are not its table's, for a model with on_schema_change fail."""
+
+
+def write_pending(
+    spark: SparkSession,
+    frame: DataFrame,
+    target: Any,
+    partition_by: Sequence[str],
+    file_format: str,
+    on_schema_change: str,
+) -> None:
+    """`frame`'s rows written as the pending write of table `target` (partition columns
+    `partition_by`), marked complete once all its files are. What a write killed before its marker
+    left goes first. With on_schema_change `fail`, SchemaChanged and nothing written when `frame`'s
+    columns are not the table's."""
+    if on_schema_change == "fail":
+        changes = schema_changes(frame.schema, spark.table(quoted(target)).schema)
+        if changes:
+            raise SchemaChanged(
+                f"The columns of {quoted(target)} changed ({'; '.join(changes)}) and on_schema_change is fail:"
+                " run it with --full-refresh"
+            )
+    files, root = table_folder(spark, target)
+    folder = pending_folder(files, root)
+    files.remove(folder)
+    writer = frame.write.mode("overwrite").format(file_format)
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    writer.save(files.uri(folder))
+    files.write_text(files.child(folder, COMPLETE_MARKER), "")
+
+
+def pending_folder(files: TableFiles, root: Any) -> Any:
+    """The pending write's folder in table folder `root`."""
+    return files.child(root, PENDING_FOLDER)
+
+
+def schema_changes(written: StructType, stored: StructType) -> list[str]:
+    """How the columns of `written` differ from those of `stored`, by name (as Spark compares them,
+    case-insensitively) and type; [] when they are alike."""
+    new = {field.name.lower(): field.dataType.simpleString() for field in written.fields}
+    old = {field.name.lower(): field.dataType.simpleString() for field in stored.fields}
+    return (
+        [f"new column {name}" for name in new if name not in old]
+        + [f"no column {name}" for name in old if name not in new]
+        + [f"{name} is {new[name]}, was {old[name]}" for name in new if name in old and new[name] != old[name]]
+    )
+
+
+def adopt_legacy_pending(spark: SparkSession, target: Any, legacy_location: str) -> None:
+    """The pending table a version before pending folders left beside table `target` (its folder at
+    `legacy_location`), made the target's pending write: marked complete, moved whole by one rename
+    (replacing any pending folder, which could only be a newer write's unmarked leftover), then its
+    table dropped. Killed between the rename and the drop, the next run finds the table without its
+    folder and only drops it."""
+    files, root = table_folder(spark, target)
+    source = files.root(legacy_location)
+    if files.exists(source):
+        files.write_text(files.child(source, COMPLETE_MARKER), "")
+        files.replace_folder(source, pending_folder(files, root))
+    spark.sql(f"drop table if exists {quoted(legacy_pending(target))}")
+
+
 @dataclass(frozen=True)
 class Layout:
     """How a model's write lands in its table: per partition (`partition_by`, in the tables'
@@ -476,67 +560,78 @@ class Layout:
         return "/".join(partition.split("/")[: self.replace_depth]) if self.replace_depth else partition
 
 
-def apply_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> bool:
-    """Moves the data of table `pending` into table `target` as `layout` says and drops `pending`;
-    False if there is no pending table. A killed run's pending table may have lost files to the
-    target already, so it is applied as it is: every step skips what is done, and the metastore
-    relearns every partition of the target (a killed run may have moved a new one in unregistered)."""
-    if not table_exists(spark, pending):
+def apply_pending(spark: SparkSession, target: Any, layout: Layout) -> bool:
+    """Moves the complete pending write of table `target` into it as `layout` says and removes it;
+    False if there is none. An incomplete one (a write killed before its marker) is removed. A
+    killed run's pending write may have lost files to the table already, so it is applied as it is:
+    every step skips what is done, and the metastore relearns every partition of the target (a
+    killed run may have moved a new one in unregistered)."""
+    details = table_details(spark, target)
+    files = table_files(spark, details["Location"])
+    root = files.root(details["Location"])
+    folder = pending_folder(files, root)
+    if not files.exists(files.child(folder, COMPLETE_MARKER)):
+        files.remove(folder)
         return False
-    move_pending(spark, pending, target, layout, table_location(spark, pending))
-    finish(spark, pending, target, added=None if layout.partition_by else [])
+    move_pending(spark, files, folder, target, root, layout, details["Provider"])
+    finish(spark, files, folder, target, added=None if layout.partition_by else [])
     return True
 
 
 @dataclass(frozen=True)
 class Written:
-    """What apply_written moved: the pending table's rows, and per partition it appended to (not
+    """What apply_written moved: the pending write's rows, and per partition it appended to (not
     replaced) the names of the files it added there."""
 
     rows: int
     appended: dict[str, set[str]]
 
 
-def apply_written(spark: SparkSession, pending: Any, target: Any, layout: Layout) -> Written:
-    """apply_pending for the pending table a run has just written (none of its files moved yet).
-    One without rows is dropped: Spark writes a file even for no rows (one
-    holding the schema), and moved in it would add a file to the table on every run with nothing
-    new, which every later read lists. The metastore is told of the partitions the write made new,
-    by name (finish); a partition folder that existed before the move is registered already."""
-    details = table_details(spark, pending)
-    rows = row_count(spark, pending, len(layout.partition_by), details)
-    if rows == 0:
-        spark.sql(f"drop table {quoted(pending)}")
-        return Written(0, {})
+def apply_written(spark: SparkSession, target: Any, layout: Layout) -> Written:
+    """apply_pending for the pending write a run has just made (none of its files moved yet). One
+    without rows is removed: Spark writes a file even for no rows (one holding the schema), and
+    moved in it would add a file to the table on every run with nothing new, which every later
+    read lists. The metastore is told of the partitions the write made new, by name (finish); a
+    partition folder that existed before the move is registered already."""
+    details = table_details(spark, target)
     files = table_files(spark, details["Location"])
-    source_root = files.root(details["Location"])
+    root = files.root(details["Location"])
+    folder = pending_folder(files, root)
+    rows = written_rows(spark, files, folder, len(layout.partition_by), details["Provider"])
+    if rows == 0:
+        files.remove(folder)
+        return Written(0, {})
     appended = {
         partition: {
-            name
-            for name, _, is_folder, _ in files.entries(files.partition_folder(source_root, partition))
-            if not is_folder
+            name for name, _, is_folder, _ in files.entries(files.partition_folder(folder, partition)) if not is_folder
         }
-        for partition in files.leaves(source_root, len(layout.partition_by))
+        for partition in files.leaves(folder, len(layout.partition_by))
         if not layout.replaces(partition)
     }
-    added = move_pending(spark, pending, target, layout, details["Location"])
-    finish(spark, pending, target, added)
+    added = move_pending(spark, files, folder, target, root, layout, details["Provider"])
+    finish(spark, files, folder, target, added)
     return Written(rows, appended)
 
 
-def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout, pending_location: str) -> list[str]:
-    """Moves the files of every partition of `pending` (at `pending_location`) into `target`
-    (apply_pending); returns the partitions the target had no folder for. First the newest values
-    kept with the target learn the pending rows (newest_values.carry); then replaced folders: one
-    may hold an appended partition of the same write, which then moves with it."""
-    files = table_files(spark, pending_location)
-    source_root = files.root(pending_location)
-    target_root = files.root(table_location(spark, target))
+def move_pending(
+    spark: SparkSession,
+    files: TableFiles,
+    source_root: Any,
+    target: Any,
+    target_root: Any,
+    layout: Layout,
+    file_format: str,
+) -> list[str]:
+    """Moves the files of every partition of the pending write in `source_root` into table `target`
+    (folder `target_root`; apply_pending); returns the partitions the target had no folder for.
+    First the newest values kept with the target learn the pending rows (newest_values.carry); then
+    replaced folders: one may hold an appended partition of the same write, which then moves with it."""
     under = files.partition_folder
     partitions = files.leaves(source_root, len(layout.partition_by))
     added = [p for p in partitions if p != "." and not files.exists(under(target_root, p))]
     replaced = [layout.replaced_folder(p) for p in partitions if layout.replaces(p)]
-    newest_values.carry(spark, files, quoted(pending), source_root, quoted(target), target_root, replaced)
+    with pending_rows(spark, files, source_root, target, file_format) as rows:
+        newest_values.carry(spark, files, rows, source_root, quoted(target), target_root, replaced)
     for folder in dict.fromkeys(replaced):
         files.replace_folder(under(source_root, folder), under(target_root, folder))
     for partition in partitions:
@@ -544,6 +639,36 @@ def move_pending(spark: SparkSession, pending: Any, target: Any, layout: Layout,
         if not layout.replaces(partition) and files.exists(source):
             files.move_files(source, under(target_root, partition))
     return added
+
+
+def pending_view_name(target: Any) -> str:
+    """The temporary view pending_rows makes for table `target`'s pending write (one per table: dbt
+    threads write several tables at once in one session)."""
+    return f"cdc_pending__{target.schema}__{target.identifier}"
+
+
+@contextlib.contextmanager
+def pending_rows(
+    spark: SparkSession, files: TableFiles, folder: Any, target: Any, file_format: str
+) -> Iterator[Callable[[], str]]:
+    """A function giving the name of a temporary view of the pending rows in `folder` (by table
+    `target`'s columns, partition columns typed as the table types them), made when first called
+    and dropped on leaving."""
+    name = pending_view_name(target)
+    made = []
+
+    def view() -> str:
+        if not made:
+            columns = spark.table(quoted(target)).schema
+            spark.read.schema(columns).format(file_format).load(files.uri(folder)).createOrReplaceTempView(name)
+            made.append(name)
+        return newest_values.quoted_name(name)
+
+    try:
+        yield view
+    finally:
+        if made:
+            spark.catalog.dropTempView(name)
 
 
 def partition_sizes(spark: SparkSession, relation: Any, depth: int) -> dict[str, int]:
@@ -556,20 +681,21 @@ def partition_sizes(spark: SparkSession, relation: Any, depth: int) -> dict[str,
     return sizes
 
 
-def finish(spark: SparkSession, pending: Any, target: Any, added: list[str] | None) -> None:
+def finish(spark: SparkSession, files: TableFiles, folder: Any, target: Any, added: list[str] | None) -> None:
     """After the moves: the metastore learns the target's new partitions, the session forgets the
-    files it listed, and the pending table goes. `added`: the partitions the moves made, added by
-    name; None when not known (a killed run's write may have moved some before it died): then
-    every partition folder of the target is registered by `recover partitions`, which lists every
-    file of the table (a cost that grows with its history: 1.0 s of int_row_versions' apply at a
-    million messages, against 0.4-0.5 s for its 64 partitions by name)."""
+    files it listed, and the pending folder goes, its marker first. `added`: the partitions the
+    moves made, added by name; None when not known (a killed run's write may have moved some before
+    it died): then every partition folder of the target is registered by `recover partitions`,
+    which lists every file of the table (a cost that grows with its history: 1.0 s of
+    int_row_versions' apply at a million messages, against 0.4-0.5 s for its 64 partitions by name)."""
     specs = None if added is None else [partition_spec(partition) for partition in added]
     if specs is None or None in specs:
         spark.sql(f"alter table {quoted(target)} recover partitions")
     elif specs:
         spark.sql(f"alter table {quoted(target)} add if not exists {' '.join(specs)}")
     spark.sql(f"refresh table {quoted(target)}")
-    spark.sql(f"drop table {quoted(pending)}")
+    files.remove(files.child(folder, COMPLETE_MARKER))
+    files.remove(folder)
 
 
 # The folder name Hive gives a partition whose value is null; `add partition` cannot name it.

@@ -1,9 +1,12 @@
 {#-
     dbt-spark's incremental materialization with kill-safe writes (dbt/adapters/sparksession/
-    pending_writes.py): an incremental run writes its rows to a pending table, complete before
+    pending_writes.py): an incremental run writes its rows as a pending write (files in a hidden
+    folder of the table's folder, marked complete after they are all written), complete before
     anything of the model's table changes, then moves its files in (append: added to the table or
-    its partitions; insert_overwrite: each partition it holds replaces the table's). A pending table
-    left by a killed run is applied before the model reads `this` again; a full build discards it. A
+    its partitions; insert_overwrite: each partition it holds replaces the table's). A pending write
+    left by a killed run is applied before the model reads `this` again; a full build discards it.
+    on_schema_change: ignore or fail (the write's columns are compared with the table's before it
+    is written). A
     model that found nothing new when it compiled (macro cdc_skip_write_when_nothing_new) writes
     nothing and runs no query. Config `appended_partitions` (insert_overwrite only): partition
     folders, such as `event_slice=final`, or patterns (`key_bucket=*/build_tier=delta`), whose new
@@ -41,12 +44,16 @@
   {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
   {%- set target_relation = this -%}
   {%- set existing_relation = load_relation(this) -%}
-  {%- set pending_relation = this.incorporate(path={"identifier": this.identifier ~ '__dbt_pending'}, type='table') -%}
+  {%- if on_schema_change not in ['ignore', 'fail'] -%}
+    {{ exceptions.raise_compiler_error(
+        'sparksession checks on_schema_change ignore or fail; ' ~ model.name ~ ' has ' ~ on_schema_change
+    ) }}
+  {%- endif -%}
 
   {{ run_hooks(pre_hooks) }}
 
   {%- if existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
-    {% do adapter.drop_pending_write(pending_relation) %}
+    {% do adapter.drop_legacy_pending_write(target_relation) %}
     {% do adapter.drop_compaction(target_relation) %}
     {%- if existing_relation is not none -%}
       {% do adapter.drop_relation(existing_relation) %}
@@ -62,26 +69,25 @@
   {%- else -%}
     {#- A killed run's rows first (applied already when the run started, unless its on-run-start
         hook did not run: sparksession_apply_killed_writes). -#}
-    {% do adapter.apply_pending_write(pending_relation, target_relation, layout) %}
+    {% do adapter.apply_pending_write(target_relation, layout) %}
     {%- if adapter.write_skipped(invocation_id, target_relation) -%}
       {#- The model found nothing new when it compiled (adapter.skip_write): no query, no write. -#}
       {%- call statement('main') -%}
         select 0 as rows_written
       {%- endcall -%}
     {%- else -%}
-      {%- call statement('main', language=language) -%}
-        {{ create_table_as(False, pending_relation, compiled_code, language) }}
-      {%- endcall -%}
-      {#- A write that fails the schema check must not be applied by the next run. -#}
-      {%- if on_schema_change == 'fail' and check_for_schema_changes(pending_relation, existing_relation)['schema_changed'] -%}
-        {% do adapter.drop_pending_write(pending_relation) %}
-        {% do exceptions.raise_compiler_error(
-            'The columns of ' ~ model.name ~ ' changed and on_schema_change is fail: run it with --full-refresh'
-        ) %}
+      {%- if language == 'python' -%}
+        {%- call statement('main', language='python') -%}
+          {{ sparksession_py_write_pending(compiled_code, target_relation, on_schema_change) }}
+        {%- endcall -%}
+      {%- else -%}
+        {%- set response = adapter.write_pending(
+            sparksession_distributed(compiled_code), target_relation, layout, file_format, on_schema_change
+        ) -%}
+        {% do store_result('main', response=response) %}
       {%- endif -%}
-      {%- do process_schema_changes(on_schema_change, pending_relation, existing_relation) -%}
       {#- Just written: a write without rows is dropped instead of adding an empty file. -#}
-      {% do adapter.apply_written(invocation_id, pending_relation, target_relation, layout) %}
+      {% do adapter.apply_written(invocation_id, target_relation, layout) %}
     {%- endif -%}
   {%- endif -%}
 
@@ -108,8 +114,7 @@
       {%- set target = api.Relation.create(
           database=node.database, schema=node.schema, identifier=node.alias, type='table'
       ) -%}
-      {%- set pending = target.incorporate(path={"identifier": node.alias ~ '__dbt_pending'}) -%}
-      {%- do writes.append([pending, target, layout]) -%}
+      {%- do writes.append([target, layout]) -%}
     {%- endfor -%}
     {%- do adapter.apply_killed_writes(writes) -%}
   {%- endif -%}

@@ -48,7 +48,36 @@
 
 {% macro sparksession_py_write_table(compiled_code, target_relation) -%}
     {%- set file_format = config.get('file_format', 'parquet') or 'parquet' -%}
-    {%- set partition_by = sparksession_config_columns('partition_by') -%}
+    {%- set partition_by = sparksession_config_columns('partition_by') %}
+{{ sparksession_py_model_frame(compiled_code) }}
+writer = df.write.mode("overwrite").format({{ file_format | tojson }})
+{%- if partition_by %}
+writer = writer.partitionBy(*{{ partition_by | tojson }})
+{%- endif %}
+writer.saveAsTable({{ target_relation | string | tojson }})
+{%- endmacro %}
+
+{% macro sparksession_py_write_pending(compiled_code, target_relation, on_schema_change) -%}
+    {#- An incremental Python model's rows written as its table's pending write
+        (dbt/adapters/sparksession/pending_writes.py write_pending). -#}
+    {%- set file_format = config.get('file_format', 'parquet') or 'parquet' -%}
+    {%- set partition_by = sparksession_config_columns('partition_by') %}
+{{ sparksession_py_model_frame(compiled_code) }}
+from dbt.adapters.sparksession import pending_writes
+
+pending_writes.write_pending(
+    spark,
+    df,
+    pending_writes.Named({{ target_relation.schema | tojson }}, {{ target_relation.identifier | tojson }}),
+    {{ partition_by | tojson }},
+    {{ file_format | tojson }},
+    {{ on_schema_change | tojson }},
+)
+{%- endmacro %}
+
+{% macro sparksession_py_model_frame(compiled_code) -%}
+    {#- The model's code, then its result as Spark DataFrame `df`, distributed by config
+        write_distributed_by when it has one. -#}
     {%- set distributed_by = sparksession_config_columns('write_distributed_by') %}
 {# the code must start on a line of its own, whatever indentation precedes this call #}
 {{ compiled_code }}
@@ -74,9 +103,4 @@ if not isinstance(df, pyspark.sql.DataFrame):
 {%- if distributed_by %}
 df = df.repartition(*{{ distributed_by | tojson }})
 {%- endif %}
-writer = df.write.mode("overwrite").format({{ file_format | tojson }})
-{%- if partition_by %}
-writer = writer.partitionBy(*{{ partition_by | tojson }})
-{%- endif %}
-writer.saveAsTable({{ target_relation | string | tojson }})
 {%- endmacro %}
