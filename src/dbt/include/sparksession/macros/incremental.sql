@@ -81,9 +81,11 @@
           {{ sparksession_py_write_pending(compiled_code, target_relation, on_schema_change) }}
         {%- endcall -%}
       {%- else -%}
-        {%- set response = adapter.write_pending(
-            sparksession_distributed(compiled_code), target_relation, layout, file_format, on_schema_change
-        ) -%}
+        {#- Not a statement: the query's rows go to files (pending_writes.write_pending), written
+            down in target/run as a statement's SQL is. -#}
+        {%- set pending_sql = sparksession_distributed(compiled_code) -%}
+        {% do write(pending_sql) %}
+        {%- set response = adapter.write_pending(pending_sql, target_relation, layout, file_format, on_schema_change) -%}
         {% do store_result('main', response=response) %}
       {%- endif -%}
       {#- Just written: a write without rows is dropped instead of adding an empty file. -#}
