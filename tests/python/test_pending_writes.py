@@ -441,3 +441,14 @@ def test_partition_sizes_are_the_bytes_of_each_partitions_files() -> None:
         path = Path(urlparse(file).path)
         on_disk[f"{path.parent.parent.name}/{path.parent.name}"] += path.stat().st_size
     assert sizes == dict(on_disk)
+
+
+def test_the_pending_rows_view_is_named_by_a_plain_identifier() -> None:
+    """The view newest_values queries is made by name (createOrReplaceTempView parses it): a schema
+    or model name Spark must quote cannot break it."""
+    name = pending_writes.pending_view_name(pending_writes.Named("cdc-unify", "stg.x"))
+    assert name == "cdc_pending__cdc_unify__stg_x"
+    spark = spark_session()
+    spark.range(1).createOrReplaceTempView(name)
+    assert spark.table(name).count() == 1
+    spark.catalog.dropTempView(name)

@@ -14,7 +14,7 @@ pending folder goes last. A complete pending write found at the start of a run i
 killed run: it is applied then, whatever part of it was applied before, since every step skips
 what is done; an incomplete one is the leftover of a write killed before it ended, discarded.
 Kept out of the metastore, a pending write costs its files alone: a `create table as` and its
-`drop table` cost 2.0-2.3 s more for a write of 64 partitions (docs/benchmarks.md).
+`drop table` cost 2.1-2.5 s more, warm, for a write of 128 partition folders (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -643,8 +643,9 @@ def move_pending(
 
 def pending_view_name(target: Any) -> str:
     """The temporary view pending_rows makes for table `target`'s pending write (one per table: dbt
-    threads write several tables at once in one session)."""
-    return f"cdc_pending__{target.schema}__{target.identifier}"
+    threads write several tables at once in one session), a plain identifier whatever the names
+    hold."""
+    return re.sub(r"\W", "_", f"cdc_pending__{target.schema}__{target.identifier}", flags=re.ASCII)
 
 
 @contextlib.contextmanager
