@@ -6,10 +6,10 @@
     its partitions; insert_overwrite: each partition it holds replaces the table's). A pending write
     left by a killed run is applied before the model reads `this` again; a full build discards it.
     on_schema_change: ignore or fail (the write's columns are compared with the table's before it
-    is written). A
-    model that found nothing new when it compiled (macro cdc_skip_write_when_nothing_new) writes
-    nothing and runs no query. Config `appended_partitions` (insert_overwrite only): partition
-    folders, such as `event_slice=final`, or patterns (`key_bucket=*/build_tier=delta`), whose new
+    is written). A model that found nothing new when it compiled (macro
+    cdc_skip_write_when_nothing_new) writes nothing and runs no query. Config
+    `appended_partitions` (insert_overwrite only): partition folders, such as
+    `event_slice=final`, or patterns (`key_bucket=*/build_tier=delta`), whose new
     files are added to instead of replacing the stored ones, for a model that appends most of its
     rows and rewrites a few partitions (int_change_events, int_row_changes). Config
     `replaced_partition_depth` N: a replaced partition swaps the folder of its first N partition
@@ -88,7 +88,7 @@
         {%- set response = adapter.write_pending(pending_sql, target_relation, layout, file_format, on_schema_change) -%}
         {% do store_result('main', response=response) %}
       {%- endif -%}
-      {#- Just written: a write without rows is dropped instead of adding an empty file. -#}
+      {#- Just written: a write without rows is removed instead of adding an empty file. -#}
       {% do adapter.apply_written(invocation_id, target_relation, layout) %}
     {%- endif -%}
   {%- endif -%}
