@@ -488,6 +488,15 @@ def write_pending(
     files.write_text(files.child(folder, COMPLETE_MARKER), "")
 
 
+def pending_place(spark: SparkSession, target: Any) -> tuple[dict[str, str], TableFiles, Any, Any]:
+    """Table `target`'s details (table_details), its file operations, its folder and its pending
+    folder: one `describe` for what applying a pending write needs."""
+    details = table_details(spark, target)
+    files = table_files(spark, details["Location"])
+    root = files.root(details["Location"])
+    return details, files, root, pending_folder(files, root)
+
+
 def pending_folder(files: TableFiles, root: Any) -> Any:
     """The pending write's folder in table folder `root`."""
     return files.child(root, PENDING_FOLDER)
@@ -566,10 +575,7 @@ def apply_pending(spark: SparkSession, target: Any, layout: Layout) -> bool:
     killed run's pending write may have lost files to the table already, so it is applied as it is:
     every step skips what is done, and the metastore relearns every partition of the target (a
     killed run may have moved a new one in unregistered)."""
-    details = table_details(spark, target)
-    files = table_files(spark, details["Location"])
-    root = files.root(details["Location"])
-    folder = pending_folder(files, root)
+    details, files, root, folder = pending_place(spark, target)
     if not files.exists(files.child(folder, COMPLETE_MARKER)):
         files.remove(folder)
         return False
@@ -593,10 +599,7 @@ def apply_written(spark: SparkSession, target: Any, layout: Layout) -> Written:
     moved in it would add a file to the table on every run with nothing new, which every later
     read lists. The metastore is told of the partitions the write made new, by name (finish); a
     partition folder that existed before the move is registered already."""
-    details = table_details(spark, target)
-    files = table_files(spark, details["Location"])
-    root = files.root(details["Location"])
-    folder = pending_folder(files, root)
+    details, files, root, folder = pending_place(spark, target)
     rows = written_rows(spark, files, folder, len(layout.partition_by), details["Provider"])
     if rows == 0:
         files.remove(folder)
