@@ -114,3 +114,13 @@ def test_a_view_follows_its_parents_only_when_re_created_with_its_former_sql() -
     assert not state.view_follows_parents("run-1", relation("customers_history"))
     assert not state.view_follows_parents("run-1", relation("order_items_history"))
     assert not state.view_follows_parents("run-2", relation("cdc_row_history"))
+
+
+def test_killed_writes_count_as_applied_only_in_the_invocation_whose_hook_applied_them() -> None:
+    state = RunState()
+    assert not state.killed_writes_applied("run-1")
+    state.mark_killed_writes_applied("run-1")
+    state.record_write("run-1", relation("stg_a"), rows=2)
+    assert state.killed_writes_applied("run-1")
+    # A later invocation in the same process runs its own hook first.
+    assert not state.killed_writes_applied("run-2")

@@ -47,21 +47,26 @@ class SparkSessionAdapter(SparkAdapter):
         return {**super()._get_adapter_specific_run_info(config), "adapter_type": "sparksession"}
 
     @available
-    def apply_pending_write(self, target: BaseRelation, layout: dict[str, Any]) -> bool:
+    def apply_pending_write(self, invocation_id: str, target: BaseRelation, layout: dict[str, Any]) -> bool:
         """Finish (or, left by a killed run, redo) an incremental write: pending_writes.apply_pending
         (`layout`: pending_writes.Layout.of), after a merge of small files a killed run left
-        (compaction.apply_killed)."""
+        (compaction.apply_killed). Nothing to do, and nothing asked, when this invocation's
+        run-start hook applied every killed write already (apply_killed_writes): no pending write
+        appears during a run but the run's own, which apply_written applies."""
+        if self._run.killed_writes_applied(invocation_id):
+            return False
         session, write_layout = self._session(), pending_writes.Layout.of(layout)
         compaction.apply_killed(session, target, len(write_layout.partition_by))
         return pending_writes.apply_pending(session, target, write_layout)
 
     @available
-    def apply_killed_writes(self, writes: list[tuple[BaseRelation, dict[str, Any]]]) -> int:
+    def apply_killed_writes(self, invocation_id: str, writes: list[tuple[BaseRelation, dict[str, Any]]]) -> int:
         """apply_killed_write for each (target, layout) of the run-start hook whose table shows work
         a killed run left (a pending folder, the pending table of a version before them, a merge not
         finished: compaction.killed_left_work); the others, every one on most runs, are skipped
         after one look at their schemas' tables (pending_writes.table_locations) and at their
-        folders. Returns how many were applied."""
+        folders. Returns how many were applied; once all are, the invocation's materializations
+        skip apply_pending_write."""
         session = self._session()
         locations = pending_writes.table_locations(session, {target.schema for target, _ in writes})
         applied = 0
@@ -78,6 +83,7 @@ class SparkSessionAdapter(SparkAdapter):
                 target, layout
             ):
                 applied += 1
+        self._run.mark_killed_writes_applied(invocation_id)
         return applied
 
     def apply_killed_write(self, target: BaseRelation, layout: dict[str, Any]) -> bool:

@@ -18,6 +18,9 @@ that run after them (dbt runs nodes in threads: every access holds the lock).
   up to twenty tests, which compile concurrently: the later ones wait for the first one's query).
 - The failing rows per test of a model's tests of each row (not_null, accepted_values,
   expression_is_true), counted by one query per scope (row_checks).
+- Whether the run-start hook applied what killed runs left (sparksession_apply_killed_writes): a
+  model's materialization then has nothing of a killed run to apply, and asks nothing of the
+  metastore and the file system for it.
 
 State of an earlier invocation in the same process (dbt's Python API) is dropped when a call names
 another invocation id.
@@ -46,6 +49,7 @@ class RunState:
         self._querying: dict[str, threading.Lock] = {}
         self._views_following: set[str] = set()
         self._kept: dict[str, set[tuple[str | None, str]]] = {}
+        self._killed_writes_applied = False
 
     def _of(self, invocation_id: str) -> None:
         if invocation_id != self._invocation:
@@ -58,6 +62,7 @@ class RunState:
             self._querying.clear()
             self._views_following.clear()
             self._kept.clear()
+            self._killed_writes_applied = False
 
     def mark_nothing_new(self, invocation_id: str, relation: Any) -> None:
         with self._lock:
@@ -72,6 +77,17 @@ class RunState:
             found = key in self._nothing_new
             self._nothing_new.discard(key)
             return found
+
+    def mark_killed_writes_applied(self, invocation_id: str) -> None:
+        with self._lock:
+            self._of(invocation_id)
+            self._killed_writes_applied = True
+
+    def killed_writes_applied(self, invocation_id: str) -> bool:
+        """Whether this invocation's run-start hook applied every killed run's pending write."""
+        with self._lock:
+            self._of(invocation_id)
+            return self._killed_writes_applied
 
     def keep_newest(self, invocation_id: str, relation: Any, group: str | None, value: str) -> None:
         with self._lock:

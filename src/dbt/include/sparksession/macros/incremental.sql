@@ -67,9 +67,9 @@
     {#- Its own small files merged now: the first incremental run would otherwise pay for them. -#}
     {% do adapter.compact_built(target_relation, layout) %}
   {%- else -%}
-    {#- A killed run's rows first (applied already when the run started, unless its on-run-start
-        hook did not run: sparksession_apply_killed_writes). -#}
-    {% do adapter.apply_pending_write(target_relation, layout) %}
+    {#- A killed run's rows first, for a run whose on-run-start hook did not apply them
+        (sparksession_apply_killed_writes; after it this asks nothing). -#}
+    {% do adapter.apply_pending_write(invocation_id, target_relation, layout) %}
     {%- if adapter.write_skipped(invocation_id, target_relation) -%}
       {#- The model found nothing new when it compiled (adapter.skip_write): no query, no write. -#}
       {%- call statement('main') -%}
@@ -118,7 +118,7 @@
       ) -%}
       {%- do writes.append([target, layout]) -%}
     {%- endfor -%}
-    {%- do adapter.apply_killed_writes(writes) -%}
+    {%- do adapter.apply_killed_writes(invocation_id, writes) -%}
   {%- endif -%}
 {%- endmacro %}
 
