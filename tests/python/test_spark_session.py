@@ -1,0 +1,31 @@
+"""get_spark (cdc_unify.spark) on a running session: asked with the settings it was last given, it
+returns the session as it is; asked with other settings, it configures it again."""
+
+from __future__ import annotations
+
+import pytest
+
+from cdc_unify import udfs
+from cdc_unify.spark import get_spark
+from harness import TEST_SPARK_CONF, harness_root, spark_session
+
+pytestmark = pytest.mark.spark
+
+
+def test_the_same_settings_return_the_session_without_configuring_it_again(monkeypatch) -> None:
+    session = spark_session()
+    registered = []
+    monkeypatch.setattr(udfs, "register", registered.append)
+
+    assert spark_session() is session
+    assert registered == []
+
+    other = {**TEST_SPARK_CONF, "spark.sql.shuffle.partitions": "3"}
+    warehouse = str(harness_root() / "warehouse")
+    assert get_spark(master="local[2]", warehouse=warehouse, extra_conf=other) is session
+    assert registered == [session]
+    assert session.conf.get("spark.sql.shuffle.partitions") == "3"
+
+    assert spark_session() is session
+    assert registered == [session, session]
+    assert session.conf.get("spark.sql.shuffle.partitions") == TEST_SPARK_CONF["spark.sql.shuffle.partitions"]
