@@ -17,9 +17,10 @@ import os
 import signal
 import sys
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -638,31 +639,33 @@ def load_files(
     return write_load(spark, prepare_load(dialect, feed, paths), allow_duplicates)
 
 
-def landed_since(landing: DataFrame, staged: DataFrame | None) -> DataFrame:
-    """The landing rows a staging model decodes: all of them on a full build (`staged` None),
-    else only the loads of each feed landed after the newest one of that feed already staged
-    (macros/summaries.sql `cdc_landed_after_held`, through `cdc_new_landing_rows`, is the SQL
-    models' copy of this rule). The watermarks (one row per feed) come to the driver first and go
-    into the filter as constants: Spark hands such a filter to the Parquet scan, which skips the
-    files of older loads instead of reading every landed value and dropping it after a join.
+def staged_until(session: SparkSession, this: Any) -> dict[str, int]:
+    """The newest landing per feed (microseconds) that staging model table `this` holds, for
+    landed_since: kept with the table by the sparksession adapter (newest_values, as the SQL
+    staging models' watermarks are: asked for by config keep_newest on the full build, carried
+    by every write), so that a run reads no staged row to learn it; queried (two columns of every
+    staged row) while the table is too small to keep it."""
+    from dbt.adapters.sparksession import newest_values, pending_writes
+
+    return pending_writes.newest_of(session, this, newest_values.Newest("source_name", "landed_at"))
+
+
+def landed_since(landing: DataFrame, held: Mapping[str, int] | None) -> DataFrame:
+    """The landing rows a staging model decodes: all of them on a full build (`held` None), else
+    only the loads of each feed landed after `held`, the newest one of that feed already staged
+    (microseconds, staged_until; macros/summaries.sql `cdc_landed_after_held`, through
+    `cdc_new_landing_rows`, is the SQL models' copy of this rule). The watermarks go into the
+    filter as constants: Spark hands such a filter to the Parquet scan, which skips the files of
+    older loads instead of reading every landed value and dropping it after a join.
     Nothing landed since: a selection Spark runs without a task, so that the model's decoder starts
     no Python worker (1-1.5 s of the first Python model of a run that stages nothing, as the SQL
-    models' cdc_skip_write_when_nothing_new runs no query); finding that out is one scan that stops
-    at the first new row and skips the older loads' row groups."""
-    if staged is None:
-        return landing
-    held = (
-        staged.where(F.col("source_name").isNotNull() & F.col("landed_at").isNotNull())
-        .groupBy("source_name")
-        .agg(F.unix_micros(F.max("landed_at")).alias("held_until"))
-        .collect()
-    )
+    models' cdc_skip_write_when_nothing_new runs no query) and its write none either
+    (pending_writes.planned_empty); finding that out is one scan that stops at the first new row
+    and skips the older loads' row groups."""
     if not held:
         return landing
-    feeds = [row["source_name"] for row in held]
-    new_rows = F.col("feed").isNull() | ~F.col("feed").isin(feeds)
-    for row in held:
-        until = F.expr(f"timestamp_micros({int(row['held_until'])})")
-        new_rows = new_rows | ((F.col("feed") == F.lit(row["source_name"])) & (F.col("landed_at") > until))
+    new_rows = F.col("feed").isNull() | ~F.col("feed").isin(list(held))
+    for feed, until in held.items():
+        new_rows = new_rows | ((F.col("feed") == F.lit(feed)) & (F.col("landed_at") > F.timestamp_micros(F.lit(until))))
     since = landing.where(new_rows)
     return landing.where(F.lit(False)) if since.isEmpty() else since

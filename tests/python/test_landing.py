@@ -272,23 +272,22 @@ def test_landed_since_selects_the_new_loads_and_runs_no_task_without_one(spark, 
     loads of each feed landed after its newest staged one, and a feed never staged whole. With
     nothing new, the selection runs no task: a decoder mapped over it is never called, so no Python
     worker starts."""
-    at = [dt.datetime(2024, 1, 1, hour) for hour in range(4)]
+    at = [dt.datetime(2024, 1, 1, hour, tzinfo=dt.UTC) for hour in range(4)]
     rows = [("a", at[0], 1), ("a", at[2], 2), ("b", at[1], 3), ("c", at[3], 4), (None, at[3], 5)]
     # Read from files, as a landing table is: a selection of rows given in memory is computed
     # while Spark plans it, never by a task.
     spark.createDataFrame(rows, "feed string, landed_at timestamp, n int").write.parquet(str(tmp_path / "landed"))
     landed_rows = spark.read.parquet(str(tmp_path / "landed"))
-    staged = spark.createDataFrame([("a", at[1]), ("b", at[1])], "source_name string, landed_at timestamp")
+    micros = lambda stamp: int(stamp.timestamp() * 1_000_000)  # noqa: E731
     numbers = lambda df: sorted(row["n"] for row in df.collect())  # noqa: E731
     assert numbers(landing.landed_since(landed_rows, None)) == [1, 2, 3, 4, 5]
-    assert numbers(landing.landed_since(landed_rows, staged)) == [2, 4, 5]
+    assert numbers(landing.landed_since(landed_rows, {"a": micros(at[1]), "b": micros(at[1])})) == [2, 4, 5]
 
     def never_called(batches):
         raise AssertionError("a decoder ran over a selection with nothing new")
         yield from batches
 
-    nothing = spark.createDataFrame([("a", at[3]), ("b", at[3])], "source_name string, landed_at timestamp")
-    quiet = landing.landed_since(landed_rows.where("feed in ('a', 'b')"), nothing)
+    quiet = landing.landed_since(landed_rows.where("feed in ('a', 'b')"), {"a": micros(at[3]), "b": micros(at[3])})
     assert quiet.mapInArrow(never_called, quiet.schema).count() == 0
 
 

@@ -5,7 +5,8 @@ Four loads of a generated workload: batch 1, batch 2 (late messages, redeliverie
 again (every message of it redelivered, its malformed ones included), then a few messages of
 batch 2 again for one feed only (the other feed's rows must be kept as the third run wrote them)
 and, beside them, a feed no model holds yet, stamped before every earlier load.
-dataworks_json sends updates as split halves, so pairing across loads is exercised.
+dataworks_json sends updates as split halves, so pairing across loads is exercised; debezium_json
+is staged by a Python model.
 The tables keep their watermarks as large ones do (newest_values), so the same builds prove the
 kept values through dbt: stored by the full build, carried by appending writes.
 """
@@ -28,7 +29,8 @@ from harness import _land, comparable, harness_root, run_dbt_statements, table_r
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 SCHEMA = "cdc_summary"
-DIALECTS = ["dataworks_json", "canal_json"]
+# debezium_json: a Python staging model, whose watermarks are kept as the SQL models' are.
+DIALECTS = ["dataworks_json", "canal_json", "debezium_json"]
 SUMMARIES = {
     "int_schema_registry": f"{SCHEMA}_intermediate",
     "int_quarantine": f"{SCHEMA}_intermediate",

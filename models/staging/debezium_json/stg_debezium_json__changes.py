@@ -8,7 +8,7 @@ with mapInArrow, never row by row on the driver.  docs/dialects/debezium_json.md
 from pyspark.sql import functions as F
 
 from cdc_unify.contract import LANDING_COLUMNS, staged_schema_ddl
-from cdc_unify.landing import landed_since
+from cdc_unify.landing import landed_since, staged_until
 from cdc_unify.message_decoders.debezium_json import decode_arrow_batches
 
 
@@ -16,9 +16,10 @@ def model(dbt, session):
     # A run decodes only the loads landed since the last one.  Said here although dbt_project.yml
     # says it for all staging: dbt-core makes a Python model `table` unless its own file or YAML
     # names a materialization (dbt/parser/base.py, dbt-core#8520).
-    dbt.config(materialized="incremental")
-    staged = session.table(str(dbt.this)) if dbt.is_incremental else None
-    landing = landed_since(dbt.source("landing", "debezium_json"), staged)
+    # keep_newest: the full build keeps the watermarks of landed_since with the table.
+    dbt.config(materialized="incremental", keep_newest=[["source_name", "landed_at"]])
+    held = staged_until(session, dbt.this) if dbt.is_incremental else None
+    landing = landed_since(dbt.source("landing", "debezium_json"), held)
     columns = [f"`{name}`" for name, _ in LANDING_COLUMNS]
     staged_rows = landing.select(*columns).mapInArrow(decode_arrow_batches, staged_schema_ddl())
     # The run that staged the rows, as SQL staging models stamp theirs (macro cdc_built_at).

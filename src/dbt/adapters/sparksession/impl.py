@@ -55,9 +55,7 @@ class SparkSessionAdapter(SparkAdapter):
         appears during a run but the run's own, which apply_written applies."""
         if self._run.killed_writes_applied(invocation_id):
             return False
-        session, write_layout = self._session(), pending_writes.Layout.of(layout)
-        compaction.apply_killed(session, target, len(write_layout.partition_by))
-        return pending_writes.apply_pending(session, target, write_layout)
+        return self.apply_killed_write(target, layout)
 
     @available
     def apply_killed_writes(self, invocation_id: str, writes: list[tuple[BaseRelation, dict[str, Any]]]) -> int:
@@ -89,7 +87,7 @@ class SparkSessionAdapter(SparkAdapter):
     def apply_killed_write(self, target: BaseRelation, layout: dict[str, Any]) -> bool:
         """A killed run's pending write (or merge) of an existing table, applied when the next run
         starts. Not for macros: the run-start hook calls apply_killed_writes, which calls this only
-        for the models whose tables show work left."""
+        for the models whose tables show work left, and a materialization apply_pending_write."""
         session, write_layout = self._session(), pending_writes.Layout.of(layout)
         merged = compaction.apply_killed(session, target, len(write_layout.partition_by))
         return pending_writes.apply_pending(session, target, write_layout) or merged
@@ -261,8 +259,7 @@ class SparkSessionAdapter(SparkAdapter):
         """[group, newest `value` in microseconds] per `group` of table `relation`'s rows (one pair with
         group None without `group`; none for a table without such rows): kept with the table and
         read without a scan while its files are those it was computed from (newest_values)."""
-        found = newest_values.newest_values(*self._table_files(relation), newest_values.Newest(group, value))
-        return newest_pairs(found)
+        return newest_pairs(pending_writes.newest_of(self._session(), relation, newest_values.Newest(group, value)))
 
     @available
     def kept_newest_values(self, relation: BaseRelation, group: str | None, value: str) -> list[list[Any]] | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import hashlib
 import itertools
 import os
 import re
@@ -385,6 +386,12 @@ def table_folder(spark: SparkSession, relation: Any) -> tuple[TableFiles, Any]:
     return files, files.root(location)
 
 
+def newest_of(spark: SparkSession, relation: Any, newest: newest_values.Newest) -> dict[str | None, int]:
+    """`newest` of table `relation` (newest_values.newest_values): as kept with it, else queried."""
+    files, root = table_folder(spark, relation)
+    return newest_values.newest_values(spark, files, quoted(relation), root, newest)
+
+
 def written_rows(spark: SparkSession, files: TableFiles, folder: Any, depth: int, file_format: str) -> int:
     """The rows of the files a write left in `folder` (`depth` partition columns). Parquet files'
     from their footers (a listing, then one small read per file), where a Spark job (`isEmpty`) took
@@ -481,11 +488,44 @@ def write_pending(
     files, root = table_folder(spark, target)
     folder = pending_folder(files, root)
     files.remove(folder)
-    writer = frame.write.mode("overwrite").format(file_format)
-    if partition_by:
-        writer = writer.partitionBy(*partition_by)
-    writer.save(files.uri(folder))
+    if planned_empty(frame):
+        # Spark would run a job to write a file holding the schema alone, which apply_written then
+        # removes: a Python staging model's every run with nothing landed.
+        files.make_folder(folder)
+    else:
+        writer = frame.write.mode("overwrite").format(file_format)
+        if partition_by:
+            writer = writer.partitionBy(*partition_by)
+        writer.save(files.uri(folder))
     files.write_text(files.child(folder, COMPLETE_MARKER), "")
+
+
+# Logical operators that give no row for no input row and no input partition: over an empty
+# relation, a chain of them is empty whatever its expressions (an aggregate is not one of them:
+# without grouping it gives a row for no input).
+ROW_BY_ROW_OPERATORS = frozenset(
+    {
+        "Project",
+        "Filter",
+        "MapInArrow",
+        "MapInPandas",
+        "Repartition",
+        "RepartitionByExpression",
+        "RebalancePartitions",
+        "Sort",
+        "SubqueryAlias",
+    }
+)
+
+
+def planned_empty(frame: DataFrame) -> bool:
+    """Whether Spark's optimizer has `frame` read no row: an empty relation (a filter `false`, as
+    an incremental model's inputs are when nothing is new) under operators that add none. Spark
+    folds most of them into the empty relation itself, but not a Python function over batches."""
+    node = frame._jdf.queryExecution().optimizedPlan()
+    while node.getClass().getSimpleName() in ROW_BY_ROW_OPERATORS and node.children().size() == 1:
+        node = node.children().apply(0)
+    return node.getClass().getSimpleName() == "LocalRelation" and node.data().isEmpty()
 
 
 def pending_place(spark: SparkSession, target: Any) -> tuple[dict[str, str], TableFiles, Any, Any]:
@@ -647,8 +687,11 @@ def move_pending(
 def pending_view_name(target: Any) -> str:
     """The temporary view pending_rows makes for table `target`'s pending write (one per table: dbt
     threads write several tables at once in one session), a plain identifier whatever the names
-    hold."""
-    return re.sub(r"\W", "_", f"cdc_pending__{target.schema}__{target.identifier}", flags=re.ASCII)
+    hold. The names' own hash ends it: names that differ only where the plain form replaces a
+    character (`a-b.x`, `a_b.x`) would otherwise share one view."""
+    plain = re.sub(r"\W", "_", f"cdc_pending__{target.schema}__{target.identifier}", flags=re.ASCII)
+    exact = hashlib.sha256(f"{target.schema}\0{target.identifier}".encode()).hexdigest()[:12]
+    return f"{plain}__{exact}"
 
 
 @contextlib.contextmanager

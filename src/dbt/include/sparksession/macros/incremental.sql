@@ -18,7 +18,10 @@
     cdc_compact_fan_in): after the write, the small files of the partitions it appended to (after
     a full build: every partition it appends to) are merged by size
     (dbt/adapters/sparksession/compaction.py, kill-safe as the writes; a merge a killed run left
-    is finished or dropped before the next write). Otherwise as dbt-spark's:
+    is finished or dropped before the next write). Config `keep_newest` ([group, value] pairs, e.g.
+    `[["source_name", "landed_at"]]`): the full build keeps max(value) per group with the table
+    (dbt/adapters/sparksession/newest_values.py), for a Python model, whose code no macro
+    compiles, to read as its watermarks (cdc_unify.landing.staged_until). Otherwise as dbt-spark's:
     same strategies (append, insert_overwrite with partition_by), schema change handling, hooks,
     grants and docs.
 -#}
@@ -58,6 +61,11 @@
     {%- if existing_relation is not none -%}
       {% do adapter.drop_relation(existing_relation) %}
     {%- endif -%}
+    {#- Config keep_newest ([group, value] pairs): what a Python model's incremental runs will ask of
+        its table (a SQL model asks while it compiles: macro cdc_keep_newest). -#}
+    {%- for group, value in config.get('keep_newest') or [] -%}
+      {% do adapter.keep_newest(invocation_id, target_relation, group, value) %}
+    {%- endfor -%}
     {%- call statement('main', language=language) -%}
       {{ create_table_as(False, target_relation, compiled_code, language) }}
     {%- endcall -%}
