@@ -659,9 +659,8 @@ def landed_since(landing: DataFrame, held: Mapping[str, int] | None) -> DataFram
     older loads instead of reading every landed value and dropping it after a join.
     Nothing landed since: a selection Spark runs without a task, so that the model's decoder starts
     no Python worker (1-1.5 s of the first Python model of a run that stages nothing, as the SQL
-    models' cdc_skip_write_when_nothing_new runs no query) and its write none either
-    (pending_writes.planned_empty); finding that out is one scan that stops at the first new row
-    and skips the older loads' row groups."""
+    models' cdc_skip_write_when_nothing_new runs no query); finding that out is one scan that stops
+    at the first new row and skips the older loads' row groups."""
     if not held:
         return landing
     new_rows = F.col("feed").isNull() | ~F.col("feed").isin(list(held))

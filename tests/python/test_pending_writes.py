@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import pytest
 from dbt.adapters.spark.relation import SparkRelation
-from pyspark.sql import functions as F
 
 from dbt.adapters.sparksession import pending_writes
 from harness import spark_session
@@ -231,22 +230,13 @@ def test_a_write_whose_columns_changed_is_refused_before_it_is_written(on_schema
     assert rows("target") == as_rows(TARGET)
 
 
-@pytest.mark.parametrize("planned_empty", [True, False], ids=["planned-empty", "found-empty"])
 @pytest.mark.parametrize("partitioned", [False, True])
-def test_an_empty_write_adds_no_file(partitioned: bool, planned_empty: bool) -> None:
-    """A run with nothing new writes a pending write without rows (no file when Spark plans it
-    empty, else one file holding the schema): the target keeps its files, so a feed that stays
-    quiet does not grow its table run by run."""
+def test_an_empty_write_adds_no_file(partitioned: bool) -> None:
+    """A run with nothing new writes a pending write without rows (one file holding the schema):
+    the target keeps its files, so a feed that stays quiet does not grow its table run by run."""
     spark = spark_session()
     create("target", TARGET, partitioned)
-    stored = spark.table(f"{SCHEMA}.target")
-    # Empty as planned (nothing new: a filter `false`), or only once read: Spark cannot know that no
-    # value is "none" before reading them, and writes a file holding the schema.
-    empty = stored.where(F.lit(False)) if planned_empty else stored.where("value = 'none'")
-    pending_writes.write_pending(
-        spark, empty, relation("target"), ("bucket",) if partitioned else (), "parquet", "fail"
-    )
-    assert bool(list(pending_folder().rglob("part-*"))) == (not planned_empty and not partitioned)
+    pend([], partitioned)
     before = set(spark.table(f"{SCHEMA}.target").inputFiles())
     layout = pending_writes.Layout(("bucket",) if partitioned else ())
     assert pending_writes.apply_written(spark, relation("target"), layout).rows == 0
@@ -254,24 +244,6 @@ def test_an_empty_write_adds_no_file(partitioned: bool, planned_empty: bool) -> 
     assert set(spark.table(f"{SCHEMA}.target").inputFiles()) == before
     assert rows("target") == as_rows(TARGET)
     assert not pending_folder().exists()
-
-
-def arrow_batches(batches: Iterator[Any]) -> Iterator[Any]:
-    yield from batches
-
-
-def test_a_frame_is_planned_empty_when_no_operator_can_add_a_row_to_an_empty_input() -> None:
-    """What write_pending skips Spark's write job for: a Python model's decoder over a landing
-    filtered by `false` (nothing landed) is planned empty; an aggregate (one row for no input),
-    a filter Spark cannot decide before reading, or rows, are not."""
-    spark = spark_session()
-    landing = spark.createDataFrame([(1, "a")], "bucket int, value string")
-    nothing_landed = landing.where(F.lit(False)).mapInArrow(arrow_batches, landing.schema)
-    assert pending_writes.planned_empty(nothing_landed.withColumn("built_at", F.current_timestamp()))
-    assert pending_writes.planned_empty(nothing_landed.repartition("bucket"))
-    assert not pending_writes.planned_empty(nothing_landed.agg(F.count("*")))
-    assert not pending_writes.planned_empty(landing.where(F.col("value") == "none"))
-    assert not pending_writes.planned_empty(landing.mapInArrow(arrow_batches, landing.schema))
 
 
 def test_local_folders_read_by_python_as_by_hadoop() -> None:

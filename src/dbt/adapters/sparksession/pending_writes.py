@@ -488,44 +488,11 @@ def write_pending(
     files, root = table_folder(spark, target)
     folder = pending_folder(files, root)
     files.remove(folder)
-    if planned_empty(frame):
-        # Spark would run a job to write a file holding the schema alone, which apply_written then
-        # removes: a Python staging model's every run with nothing landed.
-        files.make_folder(folder)
-    else:
-        writer = frame.write.mode("overwrite").format(file_format)
-        if partition_by:
-            writer = writer.partitionBy(*partition_by)
-        writer.save(files.uri(folder))
+    writer = frame.write.mode("overwrite").format(file_format)
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    writer.save(files.uri(folder))
     files.write_text(files.child(folder, COMPLETE_MARKER), "")
-
-
-# Logical operators that give no row for no input row and no input partition: over an empty
-# relation, a chain of them is empty whatever its expressions (an aggregate is not one of them:
-# without grouping it gives a row for no input).
-ROW_BY_ROW_OPERATORS = frozenset(
-    {
-        "Project",
-        "Filter",
-        "MapInArrow",
-        "MapInPandas",
-        "Repartition",
-        "RepartitionByExpression",
-        "RebalancePartitions",
-        "Sort",
-        "SubqueryAlias",
-    }
-)
-
-
-def planned_empty(frame: DataFrame) -> bool:
-    """Whether Spark's optimizer has `frame` read no row: an empty relation (a filter `false`, as
-    an incremental model's inputs are when nothing is new) under operators that add none. Spark
-    folds most of them into the empty relation itself, but not a Python function over batches."""
-    node = frame._jdf.queryExecution().optimizedPlan()
-    while node.getClass().getSimpleName() in ROW_BY_ROW_OPERATORS and node.children().size() == 1:
-        node = node.children().apply(0)
-    return node.getClass().getSimpleName() == "LocalRelation" and node.data().isEmpty()
 
 
 def pending_place(spark: SparkSession, target: Any) -> tuple[dict[str, str], TableFiles, Any, Any]:
