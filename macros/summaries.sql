@@ -29,6 +29,18 @@
         writer), the count admits every feed not held, and reads two narrow columns of every row.
         With no new row, the filters of cdc_landed_after_held are `false`, so Spark plans an empty
         input and reads nothing, and the model writes nothing (cdc_skip_write_when_nothing_new). -#}
+    {%- set reads_some = new_rows_of is not none and new_rows_of is not string and new_rows_where != 'true' -%}
+    {#- Where new_rows_of keeps its newest landing per feed (adapter.kept_newest_values: no scan),
+        what the model reads of it; asked on a full build only by a model that keeps some rows. -#}
+    {%- set asks_newest = execute and model.resource_type == 'model' and new_rows_of is not none
+        and new_rows_of is not string and (reads_some or is_incremental()) -%}
+    {%- set newest = adapter.kept_newest_values(new_rows_of, feed_column, 'landed_at') if asks_newest else none -%}
+    {#- A model that keeps some rows of new_rows_of also remembers how far it read
+        (adapter.store_read_until, after its write): its own rows' landings alone would leave every
+        later row it did not keep to be read again by every run. -#}
+    {%- if reads_some and newest is not none -%}
+        {%- do adapter.will_have_read(invocation_id, this, new_rows_of, newest) -%}
+    {%- endif -%}
     {%- if not is_incremental() -%}
         {%- do cdc_keep_newest(held_feed_column, held_until) -%}
         {{ return(none) }}
@@ -48,6 +60,9 @@
     {#- Kept with the table (adapter.newest_values): no scan of every stored row while the table's
         files are those the last write left. -#}
     {%- set rows = adapter.newest_values(this, held_feed_column, held_until) -%}
+    {%- if reads_some -%}
+        {%- set rows = adapter.raised_to_read_until(this, new_rows_of, rows) -%}
+    {%- endif -%}
     {%- set feeds = [] -%}
     {%- for row in rows -%}
         {%- do feeds.append({
@@ -57,7 +72,7 @@
     {%- endfor -%}
     {%- set held = {'feeds': feeds} -%}
     {%- if new_rows_of is not none -%}
-        {%- set maybe_new = cdc_feeds_newer_than_held(new_rows_of, feed_column, rows) -%}
+        {%- set maybe_new = cdc_feeds_newer_than_held(newest, rows) -%}
         {%- set counted = held if maybe_new is none else {'feeds': feeds, 'new_feeds': maybe_new + [none]} -%}
         {%- set counts = run_query(
             'select ' ~ feed_column ~ ', count(*) from ' ~ new_rows_of ~ ' where (' ~ new_rows_where ~ ') and '
@@ -74,15 +89,11 @@
     {{ return(held) }}
 {%- endmacro %}
 
-{% macro cdc_feeds_newer_than_held(new_rows_of, feed_column, held_rows) -%}
-    {#- The feeds (as literals) whose newest landing in table `new_rows_of`, as kept with it
-        (adapter.kept_newest_values), is past the watermark of `held_rows` ([feed, micros] pairs, as
-        adapter.newest_values returns them) or that have none there; none when `new_rows_of` keeps
-        no such value (a union of tables is a string: no table to ask). -#}
-    {%- if new_rows_of is string -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {%- set newest = adapter.kept_newest_values(new_rows_of, feed_column, 'landed_at') -%}
+{% macro cdc_feeds_newer_than_held(newest, held_rows) -%}
+    {#- The feeds (as literals) whose newest landing in the table a model reads new rows from
+        (`newest`: as kept with it, adapter.kept_newest_values) is past the watermark of `held_rows`
+        ([feed, micros] pairs, as adapter.newest_values returns them) or that have none there;
+        none when that table keeps no such value (`newest` none: a small table, a union of tables). -#}
     {%- if newest is none -%}
         {{ return(none) }}
     {%- endif -%}

@@ -2,8 +2,9 @@
     Every staged row a staging model could not decode, with everything needed to investigate it:
     landing coordinates, error code and detail, the raw value as it arrived (also as text and
     base64), and which landing of the same message it is (redeliveries of a bad message repeat).
-    Incremental (append): a run reads the quarantined staged rows landed since the newest landing
-    of their feed it holds, and, to number redeliveries, how often each of their event ids is
+    Incremental (append): a run reads the quarantined staged rows landed since what it has taken
+    in of their feed (the later of its newest row's landing and how far it read int_staged_events,
+    kept with its table: macro cdc_held_watermarks), and, to number redeliveries, how often each of their event ids is
     already held; it appends the new rows. Rows never change once written.
 -#}
 {{ config(

@@ -1,6 +1,8 @@
 {#- DDL history of every feed (grain: one DDL event), in source order per table.
-    Incremental (append): a run reads the DDL events of int_change_events first landed after the
-    newest landing of their feed it holds and appends them. A DDL event's row never changes
+    Incremental (append): a run reads the DDL events of int_change_events first landed after what
+    it has taken in of their feed (the later of its newest DDL's landing and how far it read
+    int_change_events, kept with its table: macro cdc_held_watermarks) and appends them; with no
+    new event, it reads no data file. A DDL event's row never changes
     after it first lands (a redelivery only raises its delivery count, which is not here), and a
     late DDL is a new row whose sequence places it in source order. -#}
 {{ config(

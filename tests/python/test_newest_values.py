@@ -290,3 +290,23 @@ def test_a_table_of_many_small_files_keeps_its_values(monkeypatch: pytest.Monkey
     assert newest("target") == truth(STORED)
     assert queried == [table("target")] * 2
     assert newest_values.stored(spark_session(), table("target"))
+
+
+def test_what_a_model_read_is_raised_never_lowered_and_kept_apart() -> None:
+    """newest_values.read_until: how far a model has read a table it keeps some rows of, one value
+    per table read. A store raises it per feed (a later run that read less of a feed, or none of
+    it, lowers nothing); it is kept apart from the table's newest values (another property, no
+    token of files), and a table without one reads {}."""
+    create("reader", [("a", 5, 0)], partitioned=False)
+    spark, reader = spark_session(), table("reader")
+    files, root = pending_writes.table_folder(spark, relation("reader"))
+    newest_values.store_computed(spark, files, reader, root, [BY_FEED])
+    kept_before = newest_values.stored(spark, reader)
+    assert kept_before
+    assert newest_values.read_until(spark, reader, "s.input") == {}
+    newest_values.store_read_until(spark, reader, "s.input", {"a": 10, "b": 3})
+    newest_values.store_read_until(spark, reader, "s.input", {"a": 7, "c": 4})
+    newest_values.store_read_until(spark, reader, "s.other", {"a": 1})
+    assert newest_values.read_until(spark, reader, "s.input") == {"a": 10, "b": 3, "c": 4}
+    assert newest_values.read_until(spark, reader, "s.other") == {"a": 1}
+    assert newest_values.stored(spark, reader) == kept_before

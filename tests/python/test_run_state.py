@@ -21,6 +21,16 @@ def test_a_nothing_new_mark_is_taken_once_and_only_for_its_model() -> None:
     assert not state.take_nothing_new("run-1", relation("stg_a"))
 
 
+def test_what_a_model_read_is_taken_once_by_its_write_and_not_by_another_invocation() -> None:
+    state = RunState()
+    state.will_have_read("run-1", relation("int_q"), "s.input", {"a": 5})
+    state.will_have_read("run-1", relation("int_q"), "s.input", {"a": 7})  # compiled again: the later call
+    state.will_have_read("run-1", relation("cdc_s"), "s.other", {"b": 1})
+    assert state.take_read("run-1", relation("INT_Q", "cdc_unify")) == ("s.input", {"a": 7})
+    assert state.take_read("run-1", relation("int_q")) is None
+    assert state.take_read("run-2", relation("cdc_s")) is None
+
+
 def test_writes_are_remembered_per_invocation() -> None:
     state = RunState()
     state.record_write("run-1", relation("stg_a"), rows=0)

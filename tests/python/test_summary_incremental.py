@@ -24,7 +24,7 @@ import pytest
 from cdc_unify import landing
 from dbt.adapters.sparksession import newest_values, pending_writes
 from dbt.adapters.sparksession.impl import PENDING_WRITE_COMMENT
-from harness import _land, comparable, harness_root, run_dbt_statements, table_rows
+from harness import _land, comparable, harness_root, run_dbt_statements, spark_session, table_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -80,6 +80,25 @@ def land_new_feed(out_dir) -> None:
     _land(dialect, records.slice(0, messages), feed, landed_at, replace=False)
 
 
+# Models that keep some rows of their input, by the table they read them from.
+KEEPING_SOME = {
+    "int_quarantine": f"{SCHEMA}_intermediate.int_staged_events",
+    "cdc_schema_changes": f"{SCHEMA}_intermediate.int_change_events",
+}
+
+
+def stored_read_until(name: str) -> tuple[dict[str, int], dict[str, int]]:
+    """How far model `name` stored that it read its input (newest_values.read_until), and the
+    newest landing per feed its input holds, in microseconds."""
+    source = KEEPING_SOME[name]
+    spark = spark_session()
+    stored = newest_values.read_until(spark, f"{SUMMARIES[name]}.{name}", source)
+    rows = spark.sql(
+        f"select source_name, unix_micros(max(landed_at)) from {source} where source_name is not null group by 1"
+    ).collect()
+    return stored, {row[0]: row[1] for row in rows}
+
+
 def recording_queries(compute: Callable[..., Any], queried: list[list[str]]) -> Callable[..., Any]:
     """newest_values.compute, noting each table it queries in the current run's list."""
 
@@ -114,6 +133,7 @@ def builds() -> dict[str, Any]:
             built_at.append(built_at_per_feed())
         queried.append([])
         quiet_run = build()
+    read_until = {name: stored_read_until(name) for name in KEEPING_SOME}
     incremental = summaries()
     build(full_refresh=True)
     return {
@@ -123,6 +143,7 @@ def builds() -> dict[str, Any]:
         "last_run": statements,
         "quiet_run": quiet_run,
         "queried": queried,
+        "read_until": read_until,
     }
 
 
@@ -233,3 +254,18 @@ def test_a_full_build_keeps_the_watermarks_and_incremental_runs_carry_them(build
         assert run == [table for table in run if table.startswith("cdc_pending__")], run
     carried = {views.get(table) for run in incremental for table in run}
     assert set(APPENDING + REPLACING) <= carried, "a model's write did not carry its watermark"
+
+
+def test_a_model_keeping_some_rows_reads_each_row_once(builds) -> None:
+    """int_quarantine keeps the quarantined staged rows, cdc_schema_changes the DDL events: their
+    own rows say how far they kept rows, not how far they read, so every later row of a feed, kept
+    or not, was past their watermark and counted again by every run. They store how far they read
+    (newest_values.read_until): after the runs it is their input's newest landing of every feed,
+    and the run with nothing new counts only rows without a feed, naming none."""
+    for name, (stored, newest) in builds["read_until"].items():
+        assert newest and stored == newest, name
+    for name in KEEPING_SOME:
+        counts = [sql for sql in builds["quiet_run"][name] if ", count(*) from" in sql]
+        assert counts, f"{name}: no count of new rows"
+        for sql in counts:
+            assert "source_name is null" in sql and "source_name = '" not in sql, name

@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 from dbt.adapters.sparksession import compaction, newest_values, pending_writes, row_checks
 from dbt.adapters.sparksession.connections import SparkSessionConnectionManager
 from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
-from dbt.adapters.sparksession.run_state import RunState
+from dbt.adapters.sparksession.run_state import RunState, relation_key
 
 logger = AdapterLogger("SparkSession")
 
@@ -276,6 +276,37 @@ class SparkSessionAdapter(SparkAdapter):
             lambda: pending_writes.table_folder(session, relation),
         )
         return None if found is None else newest_pairs(found)
+
+    @available
+    def raised_to_read_until(
+        self, relation: BaseRelation, source: BaseRelation, held: list[list[Any]]
+    ) -> list[list[Any]]:
+        """The watermarks `held` of model `relation` ([feed, microseconds] pairs of the newest row it
+        keeps) each raised to the newest landing of table `source` it has read up to, and the feeds
+        it has read without keeping a row added (newest_values.read_until): a model that keeps some
+        rows of its input reads each of its rows once."""
+        read = newest_values.read_until(self._session(), pending_writes.quoted(relation), relation_key(source))
+        return newest_pairs(newest_values.merged({feed: int(micros) for feed, micros in held}, read))
+
+    @available
+    def will_have_read(
+        self, invocation_id: str, relation: BaseRelation, source: BaseRelation, newest: list[list[Any]]
+    ) -> str:
+        """Called while a model compiles: it reads table `source` up to `newest` ([feed, microseconds]
+        pairs, as kept_newest_values gives them), stored with its table by store_read_until once its
+        write is in. '' for inline calls."""
+        pairs = {feed: int(micros) for feed, micros in newest}
+        self._run.will_have_read(invocation_id, relation, relation_key(source), pairs)
+        return ""
+
+    @available
+    def store_read_until(self, invocation_id: str, relation: BaseRelation) -> str:
+        """After the write of model `relation` (or a run that wrote nothing): what will_have_read
+        said it read, stored with its table (newest_values.store_read_until). '' for inline calls."""
+        read = self._run.take_read(invocation_id, relation)
+        if read is not None:
+            newest_values.store_read_until(self._session(), pending_writes.quoted(relation), *read)
+        return ""
 
     @available
     def keep_newest(self, invocation_id: str, relation: BaseRelation, group: str | None, value: str) -> str:

@@ -37,11 +37,15 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 PREFIX = "cdc_unify.newest"
-# Tables whose data files sum to less are queried, nothing kept: a scan of two columns of a small
-# table (0.1-0.15 s for a staging table of 21 MB) costs less than keeping the value through every
-# write (0.2-0.5 s: the pending rows' values, two listings, a metastore change), while that of a
-# large one grows with it (1.3-1.8 s for int_change_events' 279 MB). docs/benchmarks.md.
-KEEP_FROM_BYTES = 128 * 1024 * 1024
+# What a model has read of a table it takes some rows of (read_until): one property per table read.
+READ_UNTIL = "cdc_unify.read_until"
+# Tables whose data files sum to less are queried, nothing kept: there a scan of two columns costs
+# about what keeping the value through every write does, and above it the scan costs more as the
+# table grows. Measured warm on staging tables (docs/benchmarks.md, 2026-12-02): the scan 0.28-0.43 s
+# at 22 MB, 0.33-0.63 at 64 MB, 0.35-0.80 at 106 MB (1.3-1.8 s for int_change_events' 279 MB);
+# keeping it 0.19-0.42 s per write (the pending rows' values, two listings, a metastore change) and
+# 0.03-0.05 s per read.
+KEEP_FROM_BYTES = 32 * 1024 * 1024
 # Nor does a scan of many small files: it opens each file's footer, and a partitioned table's
 # partitions are listed from the metastore first. int_current_rows at a million messages (112 MB
 # in 128 files: 64 key_bucket partitions, each a base and a delta file) took 1.6-1.7 s warm to
@@ -107,10 +111,10 @@ def sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def stored(spark: SparkSession, table: str) -> dict[str, str]:
-    """The table's properties of this module (key -> text)."""
+def stored(spark: SparkSession, table: str, prefix: str = PREFIX) -> dict[str, str]:
+    """The table's properties under `prefix` (key -> text): by default its newest values."""
     rows = spark.sql(f"show tblproperties {table}").collect()
-    return {row.key: row.value for row in rows if row.key.startswith(PREFIX + ".")}
+    return {row.key: row.value for row in rows if row.key.startswith(prefix + ".")}
 
 
 def store(spark: SparkSession, table: str, texts: dict[str, str]) -> None:
@@ -246,3 +250,30 @@ def restore(
             keep[key] = encode(after, update(key, values))
     store(spark, table, keep)
     forget(spark, table, [key for key in texts if key not in keep])
+
+
+def read_until(spark: SparkSession, table: str, source: str) -> dict[str, int]:
+    """The newest landing per feed of table `source` (schema.identifier) that the model of table
+    `table` has read up to, as store_read_until left it; {} when none is stored.
+
+    A model that keeps only some rows of its input (int_quarantine the quarantined ones,
+    cdc_schema_changes the DDL events) holds, as its own watermark, the landing of the newest row it
+    kept, so every later row of a feed, kept or not, stays "past the watermark" and is read again by
+    every run: a read that grows with the history. This is the other half of its watermark: how far
+    it has read, whatever it kept: its watermark per feed is the later of the two. It is stored
+    after the run's write is in the table. A run killed before that leaves the earlier value, and
+    its rows (applied from its pending write, or not written at all): the next run reads every row
+    past the later of the earlier value and the newest landing the table now keeps, and none of
+    those was kept by the killed run, whose kept rows all landed at or before that newest one."""
+    text = stored(spark, table, READ_UNTIL).get(f"{READ_UNTIL}.{source}")
+    return {} if text is None else {feed: int(micros) for feed, micros in json.loads(text)}
+
+
+def store_read_until(spark: SparkSession, table: str, source: str, newest: dict[str, int]) -> None:
+    """After a run of the model of table `table` has written what it took of table `source` up to
+    `newest` (its newest landing per feed when the run read it): raises the stored read_until to
+    it; nothing is changed when it holds it already (a run with nothing new)."""
+    before = read_until(spark, table, source)
+    after = merged(before, newest)
+    if after != before:
+        store(spark, table, {f"{READ_UNTIL}.{source}": json.dumps(sorted(after.items()))})

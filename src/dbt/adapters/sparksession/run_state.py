@@ -18,6 +18,8 @@ that run after them (dbt runs nodes in threads: every access holds the lock).
   up to twenty tests, which compile concurrently: the later ones wait for the first one's query).
 - The failing rows per test of a model's tests of each row (not_null, accepted_values,
   expression_is_true), counted by one query per scope (row_checks).
+- What each model that keeps some rows of its input read of it (newest_values.read_until): stored
+  with its table once its write is in, by its materialization.
 - Whether the run-start hook applied what killed runs left (sparksession_apply_killed_writes): a
   model's materialization then has nothing of a killed run to apply, and asks nothing of the
   metastore and the file system for it.
@@ -49,6 +51,7 @@ class RunState:
         self._querying: dict[str, threading.Lock] = {}
         self._views_following: set[str] = set()
         self._kept: dict[str, set[tuple[str | None, str]]] = {}
+        self._read: dict[str, tuple[str, dict[str, int]]] = {}
         self._killed_writes_applied = False
 
     def _of(self, invocation_id: str) -> None:
@@ -62,6 +65,7 @@ class RunState:
             self._querying.clear()
             self._views_following.clear()
             self._kept.clear()
+            self._read.clear()
             self._killed_writes_applied = False
 
     def mark_nothing_new(self, invocation_id: str, relation: Any) -> None:
@@ -99,6 +103,17 @@ class RunState:
         with self._lock:
             self._of(invocation_id)
             return sorted(self._kept.get(relation_key(relation), ()), key=str)
+
+    def will_have_read(self, invocation_id: str, relation: Any, source: str, newest: dict[str, int]) -> None:
+        with self._lock:
+            self._of(invocation_id)
+            self._read[relation_key(relation)] = (source, newest)
+
+    def take_read(self, invocation_id: str, relation: Any) -> tuple[str, dict[str, int]] | None:
+        """(source, newest landing per feed) as will_have_read left it for `relation`; used once."""
+        with self._lock:
+            self._of(invocation_id)
+            return self._read.pop(relation_key(relation), None)
 
     def record_write(self, invocation_id: str, relation: Any, rows: int) -> None:
         """This invocation wrote `rows` rows of `relation` (0: it left it as it was)."""

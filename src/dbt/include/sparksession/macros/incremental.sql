@@ -21,7 +21,9 @@
     is finished or dropped before the next write). Config `keep_newest` ([group, value] pairs, e.g.
     `[["source_name", "landed_at"]]`): the full build keeps max(value) per group with the table
     (dbt/adapters/sparksession/newest_values.py), for a Python model, whose code no macro
-    compiles, to read as its watermarks (cdc_unify.landing.staged_until). Otherwise as dbt-spark's:
+    compiles, to read as its watermarks (cdc_unify.landing.staged_until). After the write, what a
+    model that keeps some rows of its input read of it (macro cdc_held_watermarks) is stored with
+    its table (newest_values.read_until). Otherwise as dbt-spark's:
     same strategies (append, insert_overwrite with partition_by), schema change handling, hooks,
     grants and docs.
 -#}
@@ -100,6 +102,10 @@
       {% do adapter.apply_written(invocation_id, target_relation, layout) %}
     {%- endif -%}
   {%- endif -%}
+
+  {#- What the model read of a table it keeps some rows of, now that its rows are in (macro
+      cdc_held_watermarks, newest_values.read_until). -#}
+  {% do adapter.store_read_until(invocation_id, target_relation) %}
 
   {% set should_revoke = should_revoke(existing_relation, should_full_refresh()) %}
   {% do apply_grants(target_relation, grant_config, should_revoke) %}
