@@ -4,8 +4,8 @@
     base64), and which landing of the same message it is (redeliveries of a bad message repeat).
     Incremental (append): a run reads the quarantined staged rows landed since what it has taken
     in of their feed (the later of its newest row's landing and how far it read int_staged_events,
-    kept with its table: macro cdc_held_watermarks), and, to number redeliveries, how often each of their event ids is
-    already held; it appends the new rows. Rows never change once written.
+    kept with its table: macro cdc_held_watermarks), and, to number redeliveries, how often each
+    of their event ids is already held; it appends the new rows. Rows never change once written.
 -#}
 {{ config(
     materialized='incremental',

@@ -2,9 +2,9 @@
     Incremental (append): a run reads the DDL events of int_change_events first landed after what
     it has taken in of their feed (the later of its newest DDL's landing and how far it read
     int_change_events, kept with its table: macro cdc_held_watermarks) and appends them; with no
-    new event, it reads no data file. A DDL event's row never changes
-    after it first lands (a redelivery only raises its delivery count, which is not here), and a
-    late DDL is a new row whose sequence places it in source order. -#}
+    new event, its count of new DDL names no feed. A DDL event's row never changes after it first
+    lands (a redelivery only raises its delivery count, which is not here), and a late DDL is a
+    new row whose sequence places it in source order. -#}
 {{ config(
     materialized='incremental',
     incremental_strategy='append',

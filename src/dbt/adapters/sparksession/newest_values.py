@@ -43,8 +43,8 @@ READ_UNTIL = "cdc_unify.read_until"
 # about what keeping the value through every write does, and above it the scan costs more as the
 # table grows. Measured warm on staging tables (docs/benchmarks.md, 2026-12-02): the scan 0.28-0.43 s
 # at 22 MB, 0.33-0.63 at 64 MB, 0.35-0.80 at 106 MB (1.3-1.8 s for int_change_events' 279 MB);
-# keeping it 0.19-0.42 s per write (the pending rows' values, two listings, a metastore change) and
-# 0.03-0.05 s per read.
+# keeping it 0.19-0.50 s per write (the pending rows' values, two listings, a metastore change) and
+# 0.03-0.07 s per read.
 KEEP_FROM_BYTES = 32 * 1024 * 1024
 # Nor does a scan of many small files: it opens each file's footer, and a partitioned table's
 # partitions are listed from the metastore first. int_current_rows at a million messages (112 MB
