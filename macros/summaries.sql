@@ -29,11 +29,12 @@
         writer), the count admits every feed not held, and reads two narrow columns of every row.
         With no new row, the filters of cdc_landed_after_held are `false`, so Spark plans an empty
         input and reads nothing, and the model writes nothing (cdc_skip_write_when_nothing_new). -#}
-    {%- set reads_some = new_rows_of is not none and new_rows_of is not string and new_rows_where != 'true' -%}
+    {%- set reads_table = new_rows_of is not none and new_rows_of is not string -%}
+    {%- set reads_some = reads_table and new_rows_where != 'true' -%}
     {#- Where new_rows_of keeps its newest landing per feed (adapter.kept_newest_values: no scan),
         what the model reads of it; asked on a full build only by a model that keeps some rows. -#}
-    {%- set asks_newest = execute and model.resource_type == 'model' and new_rows_of is not none
-        and new_rows_of is not string and (reads_some or is_incremental()) -%}
+    {%- set asks_newest = execute and model.resource_type == 'model' and reads_table
+        and (reads_some or is_incremental()) -%}
     {%- set newest = adapter.kept_newest_values(new_rows_of, feed_column, 'landed_at') if asks_newest else none -%}
     {#- A model that keeps some rows of new_rows_of also remembers how far it read
         (adapter.store_read_until, after its write): its own rows' landings alone would leave every

@@ -106,7 +106,7 @@ def killed_before_storing_what_it_read(earlier: dict[str, dict[str, int]]) -> No
     no row twice."""
     spark = spark_session()
     for name, values in earlier.items():
-        key = f"{newest_values.READ_UNTIL}.{KEEPING_SOME[name]}"
+        key = newest_values.read_until_key(KEEPING_SOME[name])
         assert values, f"{name}: nothing stored after the second run"
         newest_values.store(spark, f"{SUMMARIES[name]}.{name}", {key: json.dumps(sorted(values.items()))})
 

@@ -286,7 +286,7 @@ class SparkSessionAdapter(SparkAdapter):
         it has read without keeping a row added (newest_values.read_until): a model that keeps some
         rows of its input reads each of its rows once."""
         read = newest_values.read_until(self._session(), pending_writes.quoted(relation), relation_key(source))
-        return newest_pairs(newest_values.merged({feed: int(micros) for feed, micros in held}, read))
+        return newest_pairs(newest_values.merged(newest_values.values_of(held), read))
 
     @available
     def will_have_read(
@@ -295,8 +295,7 @@ class SparkSessionAdapter(SparkAdapter):
         """Called while a model compiles: it reads table `source` up to `newest` ([feed, microseconds]
         pairs, as kept_newest_values gives them), stored with its table by store_read_until once its
         write is in. '' for inline calls."""
-        pairs = {feed: int(micros) for feed, micros in newest}
-        self._run.will_have_read(invocation_id, relation, relation_key(source), pairs)
+        self._run.will_have_read(invocation_id, relation, relation_key(source), newest_values.values_of(newest))
         return ""
 
     @available

@@ -103,7 +103,12 @@ def encode(token: str, values: dict[str | None, int]) -> str:
 
 def decode(text: str) -> tuple[str, dict[str | None, int]]:
     stored = json.loads(text)
-    return stored["files"], {group: int(value) for group, value in stored["newest"]}
+    return stored["files"], values_of(stored["newest"])
+
+
+def values_of(pairs: Any) -> dict[Any, int]:
+    """[group, microseconds] pairs (as stored, or as the macros pass them) as a dict."""
+    return {group: int(micros) for group, micros in pairs}
 
 
 def sql_string(text: str) -> str:
@@ -265,8 +270,8 @@ def read_until(spark: SparkSession, table: str, source: str) -> dict[str, int]:
     its rows (applied from its pending write, or not written at all): the next run reads every row
     past the later of the earlier value and the newest landing the table now keeps, and none of
     those was kept by the killed run, whose kept rows all landed at or before that newest one."""
-    text = stored(spark, table, READ_UNTIL).get(f"{READ_UNTIL}.{source}")
-    return {} if text is None else {feed: int(micros) for feed, micros in json.loads(text)}
+    text = stored(spark, table, READ_UNTIL).get(read_until_key(source))
+    return {} if text is None else values_of(json.loads(text))
 
 
 def store_read_until(spark: SparkSession, table: str, source: str, newest: dict[str, int]) -> None:
@@ -276,4 +281,9 @@ def store_read_until(spark: SparkSession, table: str, source: str, newest: dict[
     before = read_until(spark, table, source)
     after = merged(before, newest)
     if after != before:
-        store(spark, table, {f"{READ_UNTIL}.{source}": json.dumps(sorted(after.items()))})
+        store(spark, table, {read_until_key(source): json.dumps(sorted(after.items()))})
+
+
+def read_until_key(source: str) -> str:
+    """The table property holding how far a model has read table `source` (schema.identifier)."""
+    return f"{READ_UNTIL}.{source}"
