@@ -78,7 +78,13 @@
         'unknown_op': 'The operation code is not one the dialect defines.',
         'invalid_value': 'A column value cannot be read as its declared type (e.g. text in an integer column).',
         'invalid_timestamp': "A message timestamp cannot be read in the dialect's documented unit/format.",
+        'no_feed': "The landing row names no feed (column feed is null or empty), so no source system's history can hold it.",
     }) }}
+{%- endmacro %}
+
+{% macro cdc_no_feed() -%}
+    {#- The feed a landing row without one is staged under (cdc_unify.contract.NO_FEED). -#}
+    {{ return('(no feed)') }}
 {%- endmacro %}
 
 {% macro cdc_change_event_column_names() -%}

@@ -262,20 +262,39 @@ json_documents as (
         `relation`, which holds the landing columns, row_index, error_code / error_detail (null when
         decoded), natural_id, position_number and every decoded column.  Decoded columns are nulled
         on tombstones and quarantined messages; a quarantined message is named by its bytes, a
-        tombstone by its place in the topic. Last, built_at: the run that staged the row. -#}
+        tombstone by its place in the topic. Last, built_at: the run that staged the row.
+        A landing row that names no feed (feed null or empty: the loader refuses both, another writer
+        may not) is staged under feed cdc_no_feed() as one quarantined row (error_code no_feed),
+        whatever its value decodes to: its rows would join no feed's history, and a null feed no
+        watermark holds, so every run would stage it again (docs/landing.md). -#}
+    {%- set source_name = "coalesce(nullif(feed, ''), " ~ cdc_string_literal(cdc_no_feed()) ~ ")" -%}
     {#- The decoded columns: the contract's columns from event_kind to transaction_id (cdc_staged_columns). -#}
     {%- set staged = cdc_staged_columns() -%}
     {%- set names = staged | map(attribute=0) | list -%}
     {%- set decoded_columns = staged[names.index('event_kind'):names.index('transaction_id') + 1] -%}
+feed_checked as (
+    select
+        *,
+        {{ source_name }} = {{ cdc_string_literal(cdc_no_feed()) }} and value is not null as names_no_feed
+    from {{ relation }}
+),
+
 with_status as (
     select
         *,
         case
             when value is null then 'tombstone'
-            when error_code is not null then 'quarantined'
+            when names_no_feed or error_code is not null then 'quarantined'
             else 'decoded'
-        end as message_status
-    from {{ relation }}
+        end as message_status,
+        case when names_no_feed then 'no_feed' else error_code end as staged_error_code,
+        case
+            when names_no_feed then 'the landing row names no feed (column feed is null or empty)'
+            else error_detail
+        end as staged_error_detail
+    from feed_checked
+    -- one row per landed message, as for any quarantined one (its row_index 0)
+    where not names_no_feed or row_index = 0
 ),
 
 identified as (
@@ -290,8 +309,8 @@ identified as (
 )
 
 select
-    {{ cdc_event_id('feed', "'" ~ dialect ~ "'", 'message_id', 'row_index') }} as event_id,
-    feed as source_name,
+    {{ cdc_event_id(source_name, "'" ~ dialect ~ "'", 'message_id', 'row_index') }} as event_id,
+    {{ source_name }} as source_name,
     '{{ dialect }}' as dialect,
     topic as landing_topic,
     `partition` as landing_partition,
@@ -310,8 +329,8 @@ select
         'row_index'
     ) }} as sequence,
     case when message_status = 'decoded' then ddl_statement end as ddl_statement,
-    case when message_status = 'quarantined' then error_code end as error_code,
-    case when message_status = 'quarantined' then error_detail end as error_detail,
+    case when message_status = 'quarantined' then staged_error_code end as error_code,
+    case when message_status = 'quarantined' then staged_error_detail end as error_detail,
     case when message_status = 'quarantined' then value end as raw_value,
     {{ cdc_built_at() }} as built_at
 from identified

@@ -22,9 +22,10 @@
         `not in` of more than 10 values to the scan at all, so every stored row was read.
         The count itself names only the feeds that may have such rows: those whose newest landing
         in `new_rows_of`, as kept with that table (adapter.kept_newest_values: a table property, no
-        scan), is past this model's watermark or that this model does not hold, and rows without a
-        feed; so a run with nothing new reads no data file of `new_rows_of` (row-group statistics
-        rule every one out), and one with new rows the row groups of their feeds' new loads. Where
+        scan), is past this model's watermark or that this model does not hold (every row of such a
+        table names a feed: cdc_staged_select stages a landing row without one under cdc_no_feed());
+        so a run with nothing new runs no count, and one with new rows reads the row groups of their
+        feeds' new loads. Where
         `new_rows_of` keeps no such value (a union of tables, a small table, one changed by another
         writer), the count admits every feed not held, and reads two narrow columns of every row.
         With no new row, the filters of cdc_landed_after_held are `false`, so Spark plans an empty
@@ -74,14 +75,22 @@
     {%- set held = {'feeds': feeds} -%}
     {%- if new_rows_of is not none -%}
         {%- set maybe_new = cdc_feeds_newer_than_held(newest, rows) -%}
-        {%- set counted = held if maybe_new is none else {'feeds': feeds, 'new_feeds': maybe_new + [none]} -%}
-        {%- set counts = run_query(
+        {#- Every table with kept values is one this project writes, whose rows all name a feed
+            (cdc_no_feed() for a landing row without one: cdc_staged_select), so the count names
+            only maybe_new. -#}
+        {%- set counted = held if maybe_new is none else {'feeds': feeds, 'new_feeds': maybe_new} -%}
+        {#- No feed may have new rows: nothing to count, no query. -#}
+        {%- set counts = [] if counted.get('new_feeds') == [] else run_query(
             'select ' ~ feed_column ~ ', count(*) from ' ~ new_rows_of ~ ' where (' ~ new_rows_where ~ ') and '
             ~ cdc_landed_after_held(counted, feed_column) ~ ' group by ' ~ feed_column
         ).rows -%}
         {%- set new_feeds = [] -%}
         {%- for row in counts -%}
-            {%- do new_feeds.append(none if row[0] is none else cdc_string_literal(row[0])) -%}
+            {#- A landing row without a feed belongs to the feed cdc_no_feed() (cdc_feed_is). -#}
+            {%- set literal = cdc_string_literal(row[0] if row[0] else cdc_no_feed()) -%}
+            {%- if literal not in new_feeds -%}
+                {%- do new_feeds.append(literal) -%}
+            {%- endif -%}
         {%- endfor -%}
         {%- set new_rows = counts | map(attribute=1) | map('int') | sum -%}
         {{ log(this.identifier ~ ': ' ~ new_rows ~ ' new rows of ' ~ new_feeds | length ~ ' feeds') }}
@@ -140,12 +149,8 @@
         {%- endif -%}
         {%- do literals.extend(held.new_feeds) -%}
     {%- endfor -%}
-    {%- set named = literals | reject('none') | unique | list -%}
-    {%- set parts = [feed_column ~ ' in (' ~ named | join(', ') ~ ')'] if named else [] -%}
-    {%- if none in literals -%}
-        {%- do parts.append(feed_column ~ ' is null') -%}
-    {%- endif -%}
-    {{ return('(' ~ (parts | join(' or ') if parts else 'false') ~ ')') }}
+    {%- set named = literals | unique | list -%}
+    {{ return('(' ~ (feed_column ~ ' in (' ~ named | join(', ') ~ ')' if named else 'false') ~ ')') }}
 {%- endmacro %}
 
 {% macro cdc_landed_after_held(held, feed_column='source_name') -%}
@@ -170,28 +175,41 @@
         {#- Only the feeds with new rows: a feed held is read past its watermark, one not held whole. -#}
         {%- set after_held = [] -%}
         {%- for literal in held.new_feeds -%}
-            {%- if literal is none -%}
-                {%- do after_held.append(feed_column ~ ' is null') -%}
-            {%- elif literal in until -%}
+            {%- if literal in until -%}
                 {%- do after_held.append(
-                    '(' ~ feed_column ~ ' = ' ~ literal ~ ' and landed_at > ' ~ until[literal] ~ ')'
+                    '(' ~ cdc_feed_is(feed_column, literal) ~ ' and landed_at > ' ~ until[literal] ~ ')'
                 ) -%}
             {%- else -%}
-                {%- do after_held.append(feed_column ~ ' = ' ~ literal) -%}
+                {%- do after_held.append(cdc_feed_is(feed_column, literal)) -%}
             {%- endif -%}
         {%- endfor -%}
-        {{ return('(' ~ after_held | join(' or ') ~ ')') }}
+        {{ return('(' ~ (after_held | join(' or ') if after_held else 'false') ~ ')') }}
     {%- endif -%}
-    {%- set after_held = [] -%}
+    {#- Any feed not held; a null or empty feed is cdc_no_feed() (cdc_feed_is), and `not in` is
+        null for a null feed. -#}
+    {%- set no_feed = cdc_string_literal(cdc_no_feed()) -%}
+    {%- set not_held = until.keys() | list + (["''"] if no_feed in until else []) -%}
+    {%- set after_held = [feed_column ~ ' not in (' ~ not_held | join(', ') ~ ')'] -%}
+    {%- if no_feed not in until -%}
+        {%- do after_held.append(feed_column ~ ' is null') -%}
+    {%- endif -%}
     {%- for literal, feed_until in until.items() -%}
         {%- do after_held.append(
-            '(' ~ feed_column ~ ' = ' ~ literal ~ ' and landed_at > ' ~ feed_until ~ ')'
+            '(' ~ cdc_feed_is(feed_column, literal) ~ ' and landed_at > ' ~ feed_until ~ ')'
         ) -%}
     {%- endfor -%}
-    {{ return(
-        '(' ~ feed_column ~ ' is null or ' ~ feed_column ~ ' not in (' ~ until.keys() | join(', ') ~ ') or '
-        ~ after_held | join(' or ') ~ ')'
-    ) }}
+    {{ return('(' ~ after_held | join(' or ') ~ ')') }}
+{%- endmacro %}
+
+{% macro cdc_feed_is(feed_column, literal) -%}
+    {#- A predicate: `feed_column` is the feed `literal` (a SQL string literal). The feed
+        cdc_no_feed() also holds the landing rows whose feed is null or empty, as staging stages
+        them (cdc_staged_select); both forms are ones the Parquet scan applies. -#}
+    {%- set no_feed = cdc_string_literal(cdc_no_feed()) -%}
+    {%- if literal == no_feed -%}
+        {{ return('(' ~ feed_column ~ ' is null or ' ~ feed_column ~ " in ('', " ~ no_feed ~ '))') }}
+    {%- endif -%}
+    {{ return(feed_column ~ ' = ' ~ literal) }}
 {%- endmacro %}
 
 {% macro cdc_merge_part(relation, columns, merged_columns) -%}

@@ -18,8 +18,9 @@
     cdc_row_buckets); a run that lands a half rebuilds, from all their staged rows, the events of
     the pair keys it touches and overwrites the pair partitions they fall in, keeping the other
     stored events there, in one file per pair partition.
-    What it reads: the staged rows landed since the newest this model holds per feed (constant
-    watermarks, cdc_held_watermarks, which the Parquet scan applies); only when those hold split
+    What it reads: the staged rows landed since what it has taken in of each feed (the later of its
+    newest event's landing and how far it read: constant watermarks, cdc_held_watermarks, which the
+    Parquet scan applies); only when those hold split
     halves, the staged split halves (int_staged_events' partition is_split_half=true, a few percent
     of the staged rows) to find every half of their pair keys, and the stored events of the pair
     partitions it overwrites. A redelivered half touches no pair.
@@ -35,8 +36,11 @@
 
 {#- delivery_count is counted when cdc_change_events is read. -#}
 {% set columns = cdc_change_event_column_names() | reject('equalto', 'delivery_count') | list %}
-{#- The staged rows landed since the newest this model holds, per feed (the new_rows CTE below). -#}
-{% set held = cdc_held_watermarks(new_rows_of=ref('int_staged_events')) %}
+{#- The staged rows landed since what this model has taken in of their feed (the new_rows CTE
+    below): it keeps decoded first deliveries alone, so the later of its newest event's landing and
+    how far it read int_staged_events (kept with its table), or a feed whose last load brought only
+    redeliveries, quarantined rows or tombstones would be read again by every run. -#}
+{% set held = cdc_held_watermarks(new_rows_of=ref('int_staged_events'), new_rows_where="message_status = 'decoded'") %}
 {% set new_rows = held.get('new_rows') if held is not none else none %}
 {% do cdc_skip_write_when_nothing_new(new_rows) %}
 {% set broadcast = cdc_may_broadcast(new_rows) %}

@@ -76,15 +76,16 @@
 
 
 -- The new landings of every dialect's landing table, counted in one aggregate (one shuffle).
+-- A landing row without a feed counts under cdc_no_feed(), where staging quarantines it.
 with landed as (
     select
-        feed,
+        coalesce(nullif(feed, ''), {{ cdc_string_literal(cdc_no_feed()) }}) as feed,
         dialect,
         count(*) as landed_messages,
         max(landed_at) as last_landed_at
     from {{ every_landing }}
     where {{ cdc_landed_after_held(held_landings, 'feed') }}
-    group by feed, dialect
+    group by coalesce(nullif(feed, ''), {{ cdc_string_literal(cdc_no_feed()) }}), dialect
 ),
 
 staged as (

@@ -86,7 +86,13 @@ ERROR_CODES: dict[str, str] = {
     "unknown_op": "The operation code is not one the dialect defines.",
     "invalid_value": "A column value cannot be read as its declared type (e.g. text in an integer column).",
     "invalid_timestamp": "A message timestamp cannot be read in the dialect's documented unit/format.",
+    "no_feed": "The landing row names no feed (column feed is null or empty), so no source system's history can hold it.",
 }
+# The feed a landing row without one (null or empty) is staged under, quarantined (macro
+# cdc_no_feed, cdc_staged_select): a name, as '' is no partition value (Spark reads it back as null)
+# and a null feed no watermark holds. The loader and the ingestion job refuse it as a feed's name.
+NO_FEED = "(no feed)"
+NO_FEED_DETAIL = "the landing row names no feed (column feed is null or empty)"
 
 
 def staged_schema_ddl() -> str:

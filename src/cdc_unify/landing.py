@@ -30,7 +30,7 @@ from py4j.protocol import Py4JError
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_unify.contract import DIALECTS, LANDING_COLUMNS, LANDING_SCHEMA, landing_table_ddl
+from cdc_unify.contract import DIALECTS, LANDING_COLUMNS, LANDING_SCHEMA, NO_FEED, landing_table_ddl
 
 FILE_KINDS = {".jsonl": "jsonl", ".parquet": "parquet"}
 LEDGER_TABLE = f"`{LANDING_SCHEMA}`.`load_ledger`"
@@ -140,6 +140,8 @@ def check_dialect(dialect: str) -> None:
 def check_feed(feed: str) -> None:
     if not feed.strip():
         raise LandingError("the feed name must not be empty")
+    if feed == NO_FEED:
+        raise LandingError(f"the feed name {NO_FEED!r} is reserved for landing rows that name no feed")
 
 
 def jsonl_records(data: bytes, topic: str) -> pa.Table:
@@ -272,6 +274,7 @@ def kafka_to_landing(records: DataFrame, feed: str, landed_at: Column) -> DataFr
 
     Used by `cdc-unify load` and by the streaming ingestion job, so both land the same shape.
     """
+    check_feed(feed)
     columns = {"feed": F.lit(feed), "landed_at": landed_at}
     return records.select(
         *[(columns[name] if name in columns else F.col(name)).cast(typ).alias(name) for name, typ in LANDING_COLUMNS]
@@ -663,8 +666,15 @@ def landed_since(landing: DataFrame, held: Mapping[str, int] | None) -> DataFram
     at the first new row and skips the older loads' row groups."""
     if not held:
         return landing
-    new_rows = F.col("feed").isNull() | ~F.col("feed").isin(list(held))
-    for feed, until in held.items():
-        new_rows = new_rows | ((F.col("feed") == F.lit(feed)) & (F.col("landed_at") > F.timestamp_micros(F.lit(until))))
+    feed = F.col("feed")
+    # A null or empty feed is NO_FEED (staged under it and quarantined, macro cdc_staged_select), so
+    # that its rows are read once; `isin` is null for a null feed.
+    if NO_FEED in held:
+        new_rows = ~feed.isin([*held, ""])
+    else:
+        new_rows = feed.isNull() | ~feed.isin(list(held))
+    for name, until in held.items():
+        is_feed = (feed.isNull() | feed.isin("", NO_FEED)) if name == NO_FEED else feed == F.lit(name)
+        new_rows = new_rows | (is_feed & (F.col("landed_at") > F.timestamp_micros(F.lit(until))))
     since = landing.where(new_rows)
     return landing.where(F.lit(False)) if since.isEmpty() else since

@@ -25,7 +25,7 @@ import fastavro
 import pytest
 
 from cdc_unify.canonical import fmt_instant
-from cdc_unify.contract import DIALECTS, ERROR_CODES, STAGED_COLUMNS
+from cdc_unify.contract import DIALECTS, ERROR_CODES, LANDING_COLUMNS, NO_FEED, NO_FEED_DETAIL, STAGED_COLUMNS
 from cdc_unify.generator.encoders.dts_avro import operation_offset
 from cdc_unify.message_decoders import debezium_json, dts_avro
 
@@ -262,22 +262,62 @@ def test_python_decoders_give_every_expected_outcome_without_spark(dialect):
         assert_staged(message, _python_rows(dialect, message, offset), offset)
 
 
+@pytest.mark.parametrize("feed", [None, ""])
+def test_python_decoders_quarantine_a_message_without_a_feed(feed):
+    """As cdc_staged_select does in SQL: one quarantined row under NO_FEED, its bytes kept."""
+    landing_columns = {"topic": "t", "partition": 0, "offset": 3, "timestamp": None, "landed_at": None, "key": None}
+    (message, *_) = no_feed_messages("debezium_json")
+    (row,) = debezium_json.decode_records([{"feed": feed, "value": message.value, **landing_columns}])
+    (message, *_) = no_feed_messages("dts_avro")
+    avro_row = dts_avro.stage_message(feed, "t", 0, 3, message.value)
+    for staged, value in ((row, no_feed_messages("debezium_json")[0].value), (avro_row, message.value)):
+        got = (staged["source_name"], staged["row_index"], staged["message_status"], staged["error_code"])
+        assert got == (NO_FEED, 0, "quarantined", "no_feed")
+        assert (staged["error_detail"], staged["raw_value"]) == (NO_FEED_DETAIL, value)
+
+
 # ---------------------------------------------------------------- (c) Spark: one build of every dialect
 def feed_of(dialect: str) -> str:
     return f"bad_inputs_{dialect}"
 
 
+# Feeds of landing rows that name none (docs/landing.md): staged under NO_FEED and quarantined.
+NO_FEEDS = (None, "")
+
+
+def land_without_feed(dialect: str, value: bytes, feed: str | None) -> None:
+    """One landing row with `feed` (None or ''), written as a writer other than the loader would:
+    the loader and the ingestion job (landing.kafka_to_landing) refuse such a feed."""
+    from cdc_unify import landing
+    from harness import LANDED_AT, spark_session
+
+    record = [(feed, "no-feed-topic", 0, 0, LANDED_AT, None, value, LANDED_AT)]
+    schema = ", ".join(f"`{name}` {typ}" for name, typ in LANDING_COLUMNS)
+    landing.append_landing(spark_session().createDataFrame(record, schema), dialect)
+
+
+def no_feed_messages(dialect: str) -> list[Message]:
+    """One good message per entry of NO_FEEDS: those with the most rows, so that a message staged
+    as one quarantined row is seen to leave its other rows out."""
+    landed = [m for m in good_neighbours(dialect) if m.value is not None]
+    return sorted(landed, key=lambda m: -len(m.expected))[: len(NO_FEEDS)]
+
+
 @pytest.fixture(scope="module")
 def corpus_build() -> dict[str, Any]:
-    """Lands every dialect's corpus (replacing what its landing table held), runs the models a
-    message passes through to cdc_dead_letters and cdc_feed_health once into schemas of its own,
-    then cdc_feed_health's messages_reconciled test. The models' other data tests check columns
-    the tests below compare row by row, and run on the shared workload elsewhere in the suite."""
+    """Lands every dialect's corpus (replacing what its landing table held) and, in loads of their
+    own, good messages that name no feed (NO_FEEDS); runs the models a message passes through to
+    cdc_dead_letters and cdc_feed_health once into schemas of its own, then cdc_feed_health's
+    messages_reconciled test, then the staging models and int_staged_events again with nothing
+    new landed (which must stage nothing again). The models' other data tests check columns the
+    tests below compare row by row, and run on the shared workload elsewhere in the suite."""
     from harness import LANDED_AT, land_messages, run_dbt, spark_session, table_rows
 
     messages = {dialect: corpus(dialect) for dialect in DIALECTS}
     for dialect, listed in messages.items():
         land_messages(dialect, [m.value for m in listed], feed_of(dialect), LANDED_AT, replace=True)
+        for feed, message in zip(NO_FEEDS, no_feed_messages(dialect), strict=True):
+            land_without_feed(dialect, message.value, feed)
     started = time.monotonic()
     run_dbt("run", "--full-refresh", "--select", *CORPUS_MODELS, schema=SCHEMA)
     reconciled = run_dbt("test", "--select", "test_name:messages_reconciled,cdc_feed_health", schema=SCHEMA)
@@ -285,12 +325,17 @@ def corpus_build() -> dict[str, Any]:
     (reconciled_test,) = [r for r in reconciled.result.results if r.node.resource_type == "test"]
     assert reconciled_test.node.name.startswith("messages_reconciled_cdc_feed_health"), reconciled_test.node.name
     assert reconciled_test.status == "pass"
+    run_dbt("run", "--select", "path:models/staging", "int_staged_events", schema=SCHEMA)
     build_seconds = time.monotonic() - started
     spark = spark_session()
-    staged = {}
+    staged, no_feed_staged = {}, {}
+    feed_is_none = f"source_name is null or source_name in ('', '{NO_FEED}')"
     for dialect in DIALECTS:
-        rows = spark.table(f"{SCHEMA}_staging.stg_{dialect}__changes").where(f"source_name = '{feed_of(dialect)}'")
+        table = spark.table(f"{SCHEMA}_staging.stg_{dialect}__changes")
+        rows = table.where(f"source_name = '{feed_of(dialect)}'")
         staged[dialect] = [r.asDict(recursive=True) for r in rows.orderBy("landing_offset", "row_index").collect()]
+        no_feed_staged[dialect] = [r.asDict(recursive=True) for r in table.where(feed_is_none).collect()]
+    staged_events = spark.table(f"{SCHEMA}_intermediate.int_staged_events").where(feed_is_none)
     total = sum(len(listed) for listed in messages.values())
     bad = sum(1 for listed in messages.values() for m in listed if m.bad_class)
     print(f"\nbad-input corpus: {total} messages pushed through ({bad} bad, {total - bad} good neighbours) "
@@ -298,6 +343,8 @@ def corpus_build() -> dict[str, Any]:
     return {
         "messages": messages,
         "staged": staged,
+        "no_feed_staged": no_feed_staged,
+        "no_feed_staged_events": Counter(r.dialect for r in staged_events.select("dialect").collect()),
         "dead_letters": table_rows(f"{SCHEMA}.cdc_dead_letters"),
         "feed_health": table_rows(f"{SCHEMA}.cdc_feed_health"),
     }
@@ -346,3 +393,25 @@ def test_spark_feed_health_reconciles_every_landed_message(corpus_build):
         assert row["quarantined_messages"] == statuses["quarantined"], dialect
         assert row["tombstone_messages"] == statuses["tombstone"], dialect
         assert (row["unreconciled_messages"], row["unclassified_messages"]) == (0, 0), dialect
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_spark_a_landing_row_without_a_feed_is_quarantined_once(corpus_build, dialect):
+    """A good message landed with a null or empty feed is staged once, under NO_FEED, as one
+    quarantined row (no_feed) with its bytes, in SQL and Python staging alike; a later run does not
+    stage it again (a null feed was re-read by every run, as no watermark holds a null group); it
+    is a dead letter with its reason, and cdc_feed_health counts and reconciles it under NO_FEED."""
+    values = sorted(m.value for m in no_feed_messages(dialect))
+    rows = corpus_build["no_feed_staged"][dialect]
+    assert sorted(r["raw_value"] for r in rows) == values, "not one staged row per message"
+    for row in rows:
+        got = (row["source_name"], row["row_index"], row["message_status"], row["error_code"], row["error_detail"])
+        assert got == (NO_FEED, 0, "quarantined", "no_feed", NO_FEED_DETAIL)
+    assert corpus_build["no_feed_staged_events"][dialect] == len(values), "staged again by the second run"
+    letters = [r for r in corpus_build["dead_letters"] if r["feed"] == NO_FEED and r["dialect"] == dialect]
+    assert sorted(r["raw_value"] for r in letters) == values
+    assert {r["error_meaning"] for r in letters} == {ERROR_CODES["no_feed"]}
+    (health,) = [r for r in corpus_build["feed_health"] if r["feed"] == NO_FEED and r["dialect"] == dialect]
+    assert (health["landed_messages"], health["quarantined_messages"]) == (len(values), len(values))
+    assert (health["unreconciled_messages"], health["unclassified_messages"]) == (0, 0)

@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from cdc_unify import landing
 from cdc_unify.cli import main
-from cdc_unify.contract import DIALECTS, LANDING_COLUMNS, LANDING_SCHEMA, landing_table_ddl
+from cdc_unify.contract import DIALECTS, LANDING_COLUMNS, LANDING_SCHEMA, NO_FEED, landing_table_ddl
 from cdc_unify.landing import LandingError, load_files, prepare_load
 
 MACROS = Path(__file__).resolve().parents[2] / "macros" / "landing.sql"
@@ -273,15 +273,20 @@ def test_landed_since_selects_the_new_loads_and_runs_no_task_without_one(spark, 
     nothing new, the selection runs no task: a decoder mapped over it is never called, so no Python
     worker starts."""
     at = [dt.datetime(2024, 1, 1, hour, tzinfo=dt.UTC) for hour in range(4)]
-    rows = [("a", at[0], 1), ("a", at[2], 2), ("b", at[1], 3), ("c", at[3], 4), (None, at[3], 5)]
+    rows = [("a", at[0], 1), ("a", at[2], 2), ("b", at[1], 3), ("c", at[3], 4), (None, at[3], 5), ("", at[0], 6)]
+    rows.append((NO_FEED, at[2], 7))
     # Read from files, as a landing table is: a selection of rows given in memory is computed
     # while Spark plans it, never by a task.
     spark.createDataFrame(rows, "feed string, landed_at timestamp, n int").write.parquet(str(tmp_path / "landed"))
     landed_rows = spark.read.parquet(str(tmp_path / "landed"))
     micros = lambda stamp: int(stamp.timestamp() * 1_000_000)  # noqa: E731
     numbers = lambda df: sorted(row["n"] for row in df.collect())  # noqa: E731
-    assert numbers(landing.landed_since(landed_rows, None)) == [1, 2, 3, 4, 5]
-    assert numbers(landing.landed_since(landed_rows, {"a": micros(at[1]), "b": micros(at[1])})) == [2, 4, 5]
+    assert numbers(landing.landed_since(landed_rows, None)) == [1, 2, 3, 4, 5, 6, 7]
+    assert numbers(landing.landed_since(landed_rows, {"a": micros(at[1]), "b": micros(at[1])})) == [2, 4, 5, 6, 7]
+    # A null or empty feed is NO_FEED (staged under it): held, its rows are read past its watermark alone.
+    held = {"a": micros(at[1]), "b": micros(at[1]), NO_FEED: micros(at[1])}
+    assert numbers(landing.landed_since(landed_rows, held)) == [2, 4, 5, 7]
+    assert numbers(landing.landed_since(landed_rows, {**held, NO_FEED: micros(at[3])})) == [2, 4]
 
     def never_called(batches):
         raise AssertionError("a decoder ran over a selection with nothing new")
@@ -289,6 +294,56 @@ def test_landed_since_selects_the_new_loads_and_runs_no_task_without_one(spark, 
 
     quiet = landing.landed_since(landed_rows.where("feed in ('a', 'b')"), {"a": micros(at[3]), "b": micros(at[3])})
     assert quiet.mapInArrow(never_called, quiet.schema).count() == 0
+
+    # The SQL models' copy of the rule (macro cdc_landed_after_held) selects the same rows, and with
+    # the feeds that have new rows named, those feeds' rows alone.
+    for held in (
+        {"a": micros(at[1]), "b": micros(at[1])},
+        {"a": micros(at[1]), NO_FEED: micros(at[1])},
+        {NO_FEED: micros(at[3])},
+    ):
+        sql_rows = landed_rows.where(landed_after_held_sql(held))
+        assert numbers(sql_rows) == numbers(landing.landed_since(landed_rows, held))
+    held = {"a": micros(at[1]), NO_FEED: micros(at[1])}
+    assert numbers(landed_rows.where(landed_after_held_sql(held, ["a", NO_FEED]))) == [2, 5, 7]
+    assert numbers(landed_rows.where(landed_after_held_sql({"a": micros(at[1])}, [NO_FEED, "c"]))) == [4, 5, 6, 7]
+    assert landed_after_held_sql(held, []) == "(false)"
+
+
+def _macro(path: Path, name: str) -> str:
+    """One macro's definition (a file with a `test` block does not load outside dbt)."""
+    text = path.read_text()
+    start = text.index("{% macro " + name + "(")
+    return text[start : text.index("{%- endmacro %}", start) + len("{%- endmacro %}")]
+
+
+def landed_after_held_sql(held: dict[str, int], new_feeds: list[str] | None = None) -> str:
+    """The predicate macro cdc_landed_after_held writes for watermarks `held` (feed -> micros)."""
+    from test_typed_marts import _DbtEnvironment, _return, _Returned
+
+    macros = Path(__file__).resolve().parents[2] / "macros"
+    env = _DbtEnvironment(extensions=["jinja2.ext.do"])
+    env.globals["return"] = _return
+    sources = [
+        (macros / "summaries.sql").read_text(),
+        _macro(macros / "typed_marts.sql", "cdc_string_literal"),
+        _macro(macros / "intermediate.sql", "cdc_no_feed"),
+    ]
+    module = env.from_string("\n".join(sources)).module
+
+    def literal(feed: str) -> str:
+        return str(module.cdc_string_literal(feed)).strip()
+
+    given: dict[str, Any] = {
+        "feeds": [{"literal": literal(f), "until": f"timestamp_micros({u})"} for f, u in held.items()]
+    }
+    if new_feeds is not None:
+        given["new_feeds"] = [literal(feed) for feed in new_feeds]
+    try:
+        module.cdc_landed_after_held(given, "feed")
+    except _Returned as returned:
+        return returned.value
+    raise AssertionError("cdc_landed_after_held returned nothing")
 
 
 @pytest.mark.spark

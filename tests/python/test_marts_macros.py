@@ -49,6 +49,10 @@ def test_error_codes_macro_is_the_contract() -> None:
     assert call_macro("cdc_error_codes") == contract.ERROR_CODES
 
 
+def test_no_feed_macro_is_the_contract() -> None:
+    assert call_macro("cdc_no_feed") == contract.NO_FEED
+
+
 def test_dialects_default_to_every_dialect_of_the_contract() -> None:
     assert tuple(call_macro("cdc_dialects")) == contract.DIALECTS
 

@@ -80,11 +80,14 @@ def land_new_feed(out_dir) -> None:
     _land(dialect, records.slice(0, messages), feed, landed_at, replace=False)
 
 
-# Models that keep some rows of their input, by the table they read them from.
+# Models that keep some rows of their input, by the table they read them from (int_change_events:
+# decoded first deliveries; the third and fourth loads bring redeliveries alone).
 KEEPING_SOME = {
     "int_quarantine": f"{SCHEMA}_intermediate.int_staged_events",
     "cdc_schema_changes": f"{SCHEMA}_intermediate.int_change_events",
+    "int_change_events": f"{SCHEMA}_intermediate.int_staged_events",
 }
+SCHEMAS = {**SUMMARIES, "int_change_events": f"{SCHEMA}_intermediate"}
 
 
 def stored_read_until(name: str) -> tuple[dict[str, int], dict[str, int]]:
@@ -92,7 +95,7 @@ def stored_read_until(name: str) -> tuple[dict[str, int], dict[str, int]]:
     newest landing per feed its input holds, in microseconds."""
     source = KEEPING_SOME[name]
     spark = spark_session()
-    stored = newest_values.read_until(spark, f"{SUMMARIES[name]}.{name}", source)
+    stored = newest_values.read_until(spark, f"{SCHEMAS[name]}.{name}", source)
     rows = spark.sql(
         f"select source_name, unix_micros(max(landed_at)) from {source} where source_name is not null group by 1"
     ).collect()
@@ -108,7 +111,7 @@ def killed_before_storing_what_it_read(earlier: dict[str, dict[str, int]]) -> No
     for name, values in earlier.items():
         key = newest_values.read_until_key(KEEPING_SOME[name])
         assert values, f"{name}: nothing stored after the second run"
-        newest_values.store(spark, f"{SUMMARIES[name]}.{name}", {key: json.dumps(sorted(values.items()))})
+        newest_values.store(spark, f"{SCHEMAS[name]}.{name}", {key: json.dumps(sorted(values.items()))})
 
 
 def recording_queries(compute: Callable[..., Any], queried: list[list[str]]) -> Callable[..., Any]:
@@ -210,16 +213,32 @@ def test_new_rows_are_read_by_their_feeds_alone(builds) -> None:
 def test_new_rows_are_counted_by_the_feeds_that_may_have_them(builds) -> None:
     """Before it reads, a model counts the new rows of int_staged_events. The count names only the
     feeds whose newest landing kept with that table is past the model's watermark (the two that
-    landed last), and rows without a feed: never "any feed not held", which no row-group statistics
-    can rule out, so a count that admitted it read every stored row even with nothing new."""
+    landed last): never "any feed not held", which no row-group statistics can rule out, so a count
+    that admitted it read every stored row even with nothing new, nor rows without a feed (staging
+    stages a landing row without one under feed '': no staged row lacks one)."""
     for name in ("int_schema_registry", "cdc_feed_health"):
         counts = [sql for sql in builds["last_run"][name] if "select source_name, count(*) from" in sql]
         assert counts, f"{name}: no count of new staged rows"
         for sql in counts:
             assert f"source_name = '{NEW_FEED[1]}'" in sql, name
             assert "source_name = 'sum_canal_json' and landed_at > timestamp_micros(" in sql, name
-            assert "source_name is null" in sql, name
+            assert "source_name is null" not in sql, name
             assert UNTOUCHED_FEED not in sql and " not in (" not in sql, name
+
+
+def test_a_run_with_nothing_new_counts_nothing_its_input_keeps_the_newest_of(builds) -> None:
+    """The models reading int_staged_events or int_change_events, which keep their newest landing
+    per feed, send no count in a run with nothing new: no feed there is past their watermarks, and
+    no row lacks a feed (staging stages a landing row without one under NO_FEED). Before, every such
+    count also admitted rows without a feed, which no kept value rules out: a read of every data
+    file's footer of the input on every run."""
+    quiet = builds["quiet_run"]
+    for name in ("int_change_events", "int_quarantine", "int_schema_registry", "cdc_schema_changes"):
+        assert "select 0 as rows_written" in "\n".join(quiet[name]), f"{name} wrote in a quiet run"
+        assert [sql for sql in quiet[name] if ", count(*) from" in sql] == [], name
+    counts = [sql for sql in quiet["cdc_feed_health"] if ", count(*) from" in sql]
+    assert counts, "cdc_feed_health counted no new landing"
+    assert all("int_staged_events" not in sql for sql in counts), "cdc_feed_health counted staged rows"
 
 
 def counts_of_rows_built_since(sent: list[str], parent: str) -> list[str]:
@@ -273,15 +292,12 @@ def test_a_full_build_keeps_the_watermarks_and_incremental_runs_carry_them(build
 
 
 def test_a_model_keeping_some_rows_reads_each_row_once(builds) -> None:
-    """int_quarantine keeps the quarantined staged rows, cdc_schema_changes the DDL events: their
-    own rows say how far they kept rows, not how far they read, so every later row of a feed, kept
-    or not, was past their watermark and counted again by every run. They store how far they read
+    """int_quarantine keeps the quarantined staged rows, cdc_schema_changes the DDL events,
+    int_change_events the decoded first deliveries: their own rows say how far they kept rows, not
+    how far they read, so every later row of a feed, kept or not, was past their watermark and
+    counted (int_change_events: read whole) again by every run. They store how far they read
     (newest_values.read_until): after the runs it is their input's newest landing of every feed,
-    and the run with nothing new counts only rows without a feed, naming none."""
+    and the run with nothing new counts nothing
+    (test_a_run_with_nothing_new_counts_nothing_its_input_keeps_the_newest_of)."""
     for name, (stored, newest) in builds["read_until"].items():
         assert newest and stored == newest, name
-    for name in KEEPING_SOME:
-        counts = [sql for sql in builds["quiet_run"][name] if ", count(*) from" in sql]
-        assert counts, f"{name}: no count of new rows"
-        for sql in counts:
-            assert "source_name is null" in sql and "source_name = '" not in sql, name

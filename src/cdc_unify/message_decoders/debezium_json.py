@@ -57,7 +57,7 @@ from cdc_unify.canonicalizers._value_text import (
     parse_interval,
     ym_text,
 )
-from cdc_unify.contract import STAGED_COLUMNS
+from cdc_unify.contract import NO_FEED, NO_FEED_DETAIL, STAGED_COLUMNS
 from cdc_unify.message_decoders._ddl import statement_op
 from cdc_unify.message_decoders._staged_rows import (
     STAGED_ARROW_SCHEMA,
@@ -838,6 +838,8 @@ def decode_message(value: bytes | None, key: bytes | None, landing: Landing) -> 
     """One Kafka record -> its staged rows: events, one tombstone row, or one quarantine row."""
     if value is None:
         return [tombstone_row(landing)]
+    if landing.feed == NO_FEED:
+        return [quarantine_row(landing, value, "no_feed", NO_FEED_DETAIL)]
     try:
         try:
             text = value.decode("utf-8")
@@ -860,8 +862,9 @@ def decode_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Landing rows (dicts with the landing columns) -> staged rows."""
     rows: list[dict[str, Any]] = []
     for rec in records:
+        # A row without a feed is staged under NO_FEED (macro cdc_staged_select).
         landing = Landing(
-            rec["feed"], rec["topic"], rec["partition"], rec["offset"], rec["timestamp"], rec["landed_at"]
+            rec["feed"] or NO_FEED, rec["topic"], rec["partition"], rec["offset"], rec["timestamp"], rec["landed_at"]
         )
         rows.extend(decode_message(rec["value"], rec["key"], landing))
     return rows

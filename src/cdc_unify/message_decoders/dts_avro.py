@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from cdc_unify import canonical as c
 from cdc_unify.canonicalizers._value_text import interval_ds_text, interval_ym_text, zone_of
-from cdc_unify.contract import STAGED_COLUMNS
+from cdc_unify.contract import NO_FEED, NO_FEED_DETAIL, STAGED_COLUMNS
 from cdc_unify.message_decoders import _staged_rows as twins
 from cdc_unify.message_decoders._ddl import statement_head, statement_op
 from cdc_unify.message_decoders._strict_json import loads_strict
@@ -738,7 +738,9 @@ def record_event(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def stage_message(feed: str, topic: str, partition: int, offset: int, value: bytes | None) -> dict[str, Any]:
-    """One landing row -> its one staged row (every contract column but the landing timestamps)."""
+    """One landing row -> its one staged row (every contract column but the landing timestamps).
+    A row without a feed is staged under NO_FEED and quarantined (macro cdc_staged_select)."""
+    feed = feed or NO_FEED
     row: dict[str, Any] = {name: None for name, _ in STAGED_COLUMNS if name not in _PASSED_THROUGH}
     row.update(
         source_name=feed,
@@ -752,6 +754,13 @@ def stage_message(feed: str, topic: str, partition: int, offset: int, value: byt
         event: dict[str, Any] = {
             "message_status": "tombstone",
             "natural_id": twins.landing_natural_id("tombstone", topic, partition, offset),
+        }
+    elif feed == NO_FEED:
+        event = {
+            "message_status": "quarantined",
+            "error_code": "no_feed",
+            "error_detail": NO_FEED_DETAIL,
+            "raw_value": value,
         }
     else:
         try:
