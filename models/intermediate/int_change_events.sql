@@ -20,11 +20,11 @@
     stored events there, in one file per pair partition.
     What it reads: the staged rows landed since what it has taken in of each feed (the later of its
     newest event's landing and how far it read: constant watermarks, cdc_held_watermarks, which the
-    Parquet scan applies); only when those hold split
-    halves, the staged split halves (int_staged_events' partition is_split_half=true, a few percent
-    of the staged rows) to find every half of their pair keys, and the stored events of the pair
-    partitions it overwrites. A redelivered half touches no pair.
-    A run with nothing new counts the staged rows landed since and reads and writes nothing else.
+    Parquet scan applies); only when those hold split halves, the staged split halves
+    (int_staged_events' partition is_split_half=true, a few percent of the staged rows) to find
+    every half of their pair keys, and the stored events of the pair partitions it overwrites. A
+    redelivered half touches no pair. A run with nothing new reads and writes nothing (where
+    int_staged_events keeps its newest landing per feed, it does not even count).
 -#}
 {{ config(
     materialized='incremental',

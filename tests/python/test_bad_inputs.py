@@ -266,11 +266,11 @@ def test_python_decoders_give_every_expected_outcome_without_spark(dialect):
 def test_python_decoders_quarantine_a_message_without_a_feed(feed):
     """As cdc_staged_select does in SQL: one quarantined row under NO_FEED, its bytes kept."""
     landing_columns = {"topic": "t", "partition": 0, "offset": 3, "timestamp": None, "landed_at": None, "key": None}
-    (message, *_) = no_feed_messages("debezium_json")
-    (row,) = debezium_json.decode_records([{"feed": feed, "value": message.value, **landing_columns}])
-    (message, *_) = no_feed_messages("dts_avro")
-    avro_row = dts_avro.stage_message(feed, "t", 0, 3, message.value)
-    for staged, value in ((row, no_feed_messages("debezium_json")[0].value), (avro_row, message.value)):
+    json_value = no_feed_messages("debezium_json")[0].value
+    (json_row,) = debezium_json.decode_records([{"feed": feed, "value": json_value, **landing_columns}])
+    avro_value = no_feed_messages("dts_avro")[0].value
+    avro_row = dts_avro.stage_message(feed, "t", 0, 3, avro_value)
+    for staged, value in ((json_row, json_value), (avro_row, avro_value)):
         got = (staged["source_name"], staged["row_index"], staged["message_status"], staged["error_code"])
         assert got == (NO_FEED, 0, "quarantined", "no_feed")
         assert (staged["error_detail"], staged["raw_value"]) == (NO_FEED_DETAIL, value)
