@@ -87,6 +87,11 @@
     {{ return('(no feed)') }}
 {%- endmacro %}
 
+{% macro cdc_feed_of_landing(feed_column='feed') -%}
+    {#- A landing row's feed as staging stages it: cdc_no_feed() for a null or empty one. -#}
+    {{ return("coalesce(nullif(" ~ feed_column ~ ", ''), " ~ cdc_string_literal(cdc_no_feed()) ~ ")") }}
+{%- endmacro %}
+
 {% macro cdc_change_event_column_names() -%}
     {#- The canonical change event (DESIGN-BRIEF "Canonical change event") plus lineage columns. -#}
     {{ return([

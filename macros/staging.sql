@@ -267,7 +267,7 @@ json_documents as (
         may not) is staged under feed cdc_no_feed() as one quarantined row (error_code no_feed),
         whatever its value decodes to: its rows would join no feed's history, and a null feed no
         watermark holds, so every run would stage it again (docs/landing.md). -#}
-    {%- set source_name = "coalesce(nullif(feed, ''), " ~ cdc_string_literal(cdc_no_feed()) ~ ")" -%}
+    {%- set source_name = cdc_feed_of_landing() -%}
     {#- The decoded columns: the contract's columns from event_kind to transaction_id (cdc_staged_columns). -#}
     {%- set staged = cdc_staged_columns() -%}
     {%- set names = staged | map(attribute=0) | list -%}

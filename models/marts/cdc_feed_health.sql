@@ -79,13 +79,13 @@
 -- A landing row without a feed counts under cdc_no_feed(), where staging quarantines it.
 with landed as (
     select
-        coalesce(nullif(feed, ''), {{ cdc_string_literal(cdc_no_feed()) }}) as feed,
+        {{ cdc_feed_of_landing() }} as feed,
         dialect,
         count(*) as landed_messages,
         max(landed_at) as last_landed_at
     from {{ every_landing }}
     where {{ cdc_landed_after_held(held_landings, 'feed') }}
-    group by coalesce(nullif(feed, ''), {{ cdc_string_literal(cdc_no_feed()) }}), dialect
+    group by {{ cdc_feed_of_landing() }}, dialect
 ),
 
 staged as (

@@ -215,7 +215,7 @@ def test_new_rows_are_counted_by_the_feeds_that_may_have_them(builds) -> None:
     feeds whose newest landing kept with that table is past the model's watermark (the two that
     landed last): never "any feed not held", which no row-group statistics can rule out, so a count
     that admitted it read every stored row even with nothing new, nor rows without a feed (staging
-    stages a landing row without one under feed '': no staged row lacks one)."""
+    stages a landing row without one under NO_FEED: no staged row lacks one)."""
     for name in ("int_schema_registry", "cdc_feed_health"):
         counts = [sql for sql in builds["last_run"][name] if "select source_name, count(*) from" in sql]
         assert counts, f"{name}: no count of new staged rows"
