@@ -100,10 +100,10 @@ lint: install
 	$(BIN)/sqlfluff lint --processes 0 $(SQL_DIRS)
 
 # pytest exits 5 when it collected no test: that is a failure too.
-# One process, one JVM: on the 2-core CI machine, from a fresh clone, two pytest-xdist workers
-# (`PYTEST_PARALLEL="-n 2 --dist loadgroup"`) took 1,314 s for the suite of 11 dialects, one process
-# 939 s for that of 13. Each worker starts its own JVM, whose JIT compiles the same query code
-# again, and the two share the same two cores.
+# One process, one JVM: on a 2-core machine two pytest-xdist workers
+# (`PYTEST_PARALLEL="-n 2 --dist loadgroup"`) had finished 48% of the tests after 16 minutes, one
+# process 77% (2026-12-03). Each worker starts its own JVM, whose JIT compiles the same query code
+# again, and the two share the same two cores. Where the suite's time goes: docs/test-suite.md.
 PYTEST_PARALLEL ?=
 test: install java-check chromium lint
 	@$(BIN)/pytest $(PYTEST_PARALLEL); status=$$?; \

@@ -8,8 +8,11 @@ from __future__ import annotations
 import json
 import math
 import random
+import shutil
 from collections import Counter
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import pytest
 from dbt.adapters.spark.relation import SparkRelation
@@ -97,19 +100,45 @@ PARTITION_BY = ("bucket", "feed")
 WRITES = [[(1, "a", f"v{i}"), (7, "x:y/z 'q'", f"w{i}")] for i in range(5)] + [[(2, "a", "u")]]
 
 
-def create_target() -> None:
-    spark = spark_session()
-    spark.sql(f"create schema if not exists {SCHEMA}")
-    for name in ("target", f"target{compaction.LEGACY_SUFFIX}"):
-        spark.sql(f"drop table if exists {SCHEMA}.{name}")
-    spark.sql(
-        f"create table {SCHEMA}.target (value string, at timestamp, bucket int, feed string)"
+def create_table(name: str) -> None:
+    spark_session().sql(
+        f"create table {SCHEMA}.{name} (value string, at timestamp, bucket int, feed string)"
         " using parquet partitioned by (bucket, feed)"
     )
-    for i, written in enumerate(WRITES):
-        frame = spark.createDataFrame(written, "bucket int, feed string, value string")
-        frame = frame.selectExpr("value", f"timestamp_seconds({i}) as at", "bucket", "feed")
-        frame.coalesce(1).write.insertInto(f"{SCHEMA}.target")
+
+
+_TEMPLATE: list[str] = []
+
+
+def written_template() -> str:
+    """The location of a table holding WRITES, written once per process: the six writes are a Spark
+    job and a metastore update each (about 2.5 s), and a copy of their files is what a test needs."""
+    if not _TEMPLATE:
+        spark = spark_session()
+        spark.sql(f"create schema if not exists {SCHEMA}")
+        spark.sql(f"drop table if exists {SCHEMA}.written_template")
+        create_table("written_template")
+        for i, written in enumerate(WRITES):
+            frame = spark.createDataFrame(written, "bucket int, feed string, value string")
+            frame = frame.selectExpr("value", f"timestamp_seconds({i}) as at", "bucket", "feed")
+            frame.coalesce(1).write.insertInto(f"{SCHEMA}.written_template")
+        _TEMPLATE.append(
+            pending_writes.table_location(spark, SparkRelation.create(schema=SCHEMA, identifier="written_template"))
+        )
+    return _TEMPLATE[0]
+
+
+def create_target() -> None:
+    """Table `target` as the WRITES leave it: the template's files (names and sizes kept) copied
+    into a new table's folder, its partitions recovered into the metastore."""
+    template = written_template()
+    spark = spark_session()
+    for name in ("target", f"target{compaction.LEGACY_SUFFIX}"):
+        spark.sql(f"drop table if exists {SCHEMA}.{name}")
+    create_table("target")
+    source, target = (Path(urlparse(location).path) for location in (template, table_location()))
+    shutil.copytree(source, target, dirs_exist_ok=True)
+    spark.sql(f"alter table {SCHEMA}.target recover partitions")
 
 
 def rows() -> Counter[str]:
@@ -127,9 +156,13 @@ def expected_rows() -> Counter[str]:
     )
 
 
+def table_location() -> str:
+    return pending_writes.table_location(spark_session(), TARGET)
+
+
 def table_root() -> tuple[pending_writes.TableFiles, Any]:
     spark = spark_session()
-    location = pending_writes.table_location(spark, TARGET)
+    location = table_location()
     files = pending_writes.table_files(spark, location)
     return files, files.root(location)
 
