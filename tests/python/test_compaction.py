@@ -5,14 +5,13 @@ The merge inside dbt builds, a killed one included: tests/python/test_compaction
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
 import shutil
 from collections import Counter
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import pytest
 from dbt.adapters.spark.relation import SparkRelation
@@ -107,25 +106,19 @@ def create_table(name: str) -> None:
     )
 
 
-_TEMPLATE: list[str] = []
-
-
+@functools.cache
 def written_template() -> str:
     """The location of a table holding WRITES, written once per process: the six writes are a Spark
     job and a metastore update each (about 2.5 s), and a copy of their files is what a test needs."""
-    if not _TEMPLATE:
-        spark = spark_session()
-        spark.sql(f"create schema if not exists {SCHEMA}")
-        spark.sql(f"drop table if exists {SCHEMA}.written_template")
-        create_table("written_template")
-        for i, written in enumerate(WRITES):
-            frame = spark.createDataFrame(written, "bucket int, feed string, value string")
-            frame = frame.selectExpr("value", f"timestamp_seconds({i}) as at", "bucket", "feed")
-            frame.coalesce(1).write.insertInto(f"{SCHEMA}.written_template")
-        _TEMPLATE.append(
-            pending_writes.table_location(spark, SparkRelation.create(schema=SCHEMA, identifier="written_template"))
-        )
-    return _TEMPLATE[0]
+    spark = spark_session()
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    spark.sql(f"drop table if exists {SCHEMA}.written_template")
+    create_table("written_template")
+    for i, written in enumerate(WRITES):
+        frame = spark.createDataFrame(written, "bucket int, feed string, value string")
+        frame = frame.selectExpr("value", f"timestamp_seconds({i}) as at", "bucket", "feed")
+        frame.coalesce(1).write.insertInto(f"{SCHEMA}.written_template")
+    return pending_writes.table_location(spark, SparkRelation.create(schema=SCHEMA, identifier="written_template"))
 
 
 def create_target() -> None:
@@ -136,8 +129,9 @@ def create_target() -> None:
     for name in ("target", f"target{compaction.LEGACY_SUFFIX}"):
         spark.sql(f"drop table if exists {SCHEMA}.{name}")
     create_table("target")
-    source, target = (Path(urlparse(location).path) for location in (template, table_location()))
-    shutil.copytree(source, target, dirs_exist_ok=True)
+    local = pending_writes.LocalFiles()
+    target = pending_writes.table_location(spark, TARGET)
+    shutil.copytree(local.root(template), local.root(target), dirs_exist_ok=True)
     spark.sql(f"alter table {SCHEMA}.target recover partitions")
 
 
@@ -156,13 +150,9 @@ def expected_rows() -> Counter[str]:
     )
 
 
-def table_location() -> str:
-    return pending_writes.table_location(spark_session(), TARGET)
-
-
 def table_root() -> tuple[pending_writes.TableFiles, Any]:
     spark = spark_session()
-    location = table_location()
+    location = pending_writes.table_location(spark, TARGET)
     files = pending_writes.table_files(spark, location)
     return files, files.root(location)
 
