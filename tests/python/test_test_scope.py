@@ -18,6 +18,7 @@ the parent wrote (no query); otherwise by its newest built_at, read with one que
 from __future__ import annotations
 
 import datetime as dt
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -123,6 +124,9 @@ EXPECTED = {
     "versions_tile_time": Expected(1, 2),
     # A model without built_at is checked whole in either scope.
     "unmarked_id_not_null": Expected(2, 2),
+    # A row test whose own warn_if fires on no failing row: it warns (failures 0 or not), so it
+    # always runs its query (macros/test_scope.sql passes a test without one only as dbt counts).
+    "rows_id_not_null_always_warns": Expected(1, 2),
     # A view of marked_rows: its newest rows are the second run's.
     "view_id_not_null": Expected(1, 2),
     "view_id_unique": Expected(1, 2),
@@ -175,7 +179,14 @@ def named(test: str, name: str, config: dict[str, Any] | None = None, **argument
 def models_yaml() -> dict[str, Any]:
     status_ok = {"expression": "status = 'ok'"}
     rows_columns = [
-        {"name": "id", "data_tests": [named("not_null", "rows_id_not_null"), named("unique", "rows_id_unique")]},
+        {
+            "name": "id",
+            "data_tests": [
+                named("not_null", "rows_id_not_null"),
+                named("unique", "rows_id_unique"),
+                named("not_null", "rows_id_not_null_always_warns", config={"warn_if": ">= 0"}),
+            ],
+        },
         {
             "name": "status",
             "data_tests": [
@@ -290,10 +301,10 @@ class FixtureDbt:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def __call__(self, *args: str, dbt_vars: str = "{}") -> Any:
+    def __call__(self, *args: str, dbt_vars: str = "{}", callbacks: list | None = None) -> Any:
         cli = [*args, "--project-dir", str(self.root), "--profiles-dir", str(REPO_ROOT / "profiles")]
         cli += ["--target-path", str(self.root / "target"), "--log-path", str(self.root / "logs"), "--vars", dbt_vars]
-        result = dbtRunner().invoke(cli)
+        result = dbtRunner(callbacks=callbacks or []).invoke(cli)
         if result.exception is not None:
             raise result.exception
         return result
@@ -326,10 +337,25 @@ def fixture_dbt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FixtureDbt
 
 
 def failures(result: Any) -> dict[str, int]:
-    """Failing rows per data test; a test that errors instead of failing fails this test."""
+    """Failing rows per data test; a test that errors instead of failing fails this test, and so
+    does one that warns, but rows_id_not_null_always_warns (which warns instead of passing)."""
     statuses = {r.node.name: str(r.status) for r in result.result.results}
-    assert not [name for name, status in statuses.items() if status not in ("pass", "fail")], statuses
+    allowed = {
+        name: ("warn", "fail") if name == "rows_id_not_null_always_warns" else ("pass", "fail") for name in statuses
+    }
+    assert not [name for name, status in statuses.items() if status not in allowed[name]], statuses
     return {r.node.name: r.failures for r in result.result.results}
+
+
+def queried_nodes(fixture_dbt: FixtureDbt, *args: str, **kwargs: Any) -> tuple[Any, set[str]]:
+    """fixture_dbt(*args) and the names of the nodes that sent Spark a statement."""
+    sent: set[str] = set()
+
+    def collect(event: Any) -> None:
+        if event.info.name == "SQLQuery" and event.data.node_info.node_name:
+            sent.add(event.data.node_info.node_name)
+
+    return fixture_dbt(*args, callbacks=[collect], **kwargs), sent
 
 
 @pytest.mark.spark
@@ -358,12 +384,16 @@ def test_row_checks_of_a_model_share_one_query(fixture_dbt: FixtureDbt, scope: s
     those without a failing row then read an empty relation, those with failing rows their scope,
     to report them. A test alone on its model (`unmarked`, the view) runs its own query; so does
     every key test."""
-    result = fixture_dbt("test", dbt_vars=f"{{cdc_test_scope: {scope}}}")
+    result, queried = queried_nodes(fixture_dbt, "test", dbt_vars=f"{{cdc_test_scope: {scope}}}")
     narrowed = {r.node.name for r in result.result.results if "as cdc_checked where false" in r.node.compiled_code}
     passing_with_others = {"rows_parent_not_null", "builds_action_not_null"}
     if scope == "last_run":
         passing_with_others |= {"rows_amount_not_negative", "rows_status_accepted_but_6", "rows_status_ok_but_6"}
     assert narrowed == passing_with_others
+    # Those pass without sending their query (the adapter's test materialization); every other test sends its own.
+    assert not narrowed & queried
+    assert set(EXPECTED) - narrowed <= queried
+    assert {r.node.name for r in result.result.results if r.adapter_response.get("code") == "NO QUERY"} == narrowed
 
 
 @pytest.mark.spark
@@ -448,13 +478,17 @@ def test_a_build_with_nothing_new_checks_nothing_of_what_it_did_not_write(fixtur
     their scoped tests check nothing (the second run's bad rows were its own tests' to find) and
     read nothing; the model without built_at is still checked whole. `dbt test` afterwards checks
     the last run's rows again, as after the second run."""
-    built = fixture_dbt("build", dbt_vars="{batch: 3}")
+    built, queried = queried_nodes(fixture_dbt, "build", dbt_vars="{batch: 3}")
     tests = {r.node.name: r for r in built.result.results if r.node.resource_type == "test"}
     assert {name: r.failures for name, r in tests.items()} == {
         name: 2 if name == "unmarked_id_not_null" else 0 for name in EXPECTED
     }
+    assert str(tests["rows_id_not_null_always_warns"].status) == "warn"
     scoped = [r.node.compiled_code for name, r in tests.items() if name != "unmarked_id_not_null"]
     assert all("built_at = cast(null as timestamp)" in code for code in scoped)
+    # A scoped test over nothing passes without a query; the whole-model test and the one whose
+    # warn_if fires on no row send theirs.
+    assert queried & set(tests) == {"unmarked_id_not_null", "rows_id_not_null_always_warns"}
     again = fixture_dbt("test")
     assert failures(again) == {name: expected.last_run for name, expected in EXPECTED.items()}
 
@@ -505,3 +539,21 @@ def test_a_key_test_of_a_view_bounds_its_rows_by_what_its_parents_wrote(
         assert ("broadcast(cdc_touched_keys)" in run.node.compiled_code) is broadcast
         assert run.failures == 0
     assert "marked_rows_view" not in counted
+
+
+def test_every_generic_test_of_the_project_is_known_to_fail_on_tested_rows_only() -> None:
+    """A generic test the project defines passes without a query over an empty scope only when
+    cdc_test_fails_on_tested_rows lists it. Each listed one's failing rows are rows or groups of its
+    `model` (tests/python/test_generic_tests.py proves what each finds): a new generic test must be
+    listed, or left out on purpose here, when it is written."""
+    defined = {
+        name
+        for path in (REPO_ROOT / "macros").glob("*.sql")
+        for name in re.findall(r"{%-?\s*test\s+(\w+)\s*\(", path.read_text(encoding="utf-8"))
+    }
+    macro = (REPO_ROOT / "macros" / "test_scope.sql").read_text(encoding="utf-8")
+    body = macro.split("macro cdc_test_fails_on_tested_rows", 1)[1].split("endmacro", 1)[0]
+    listed = set(re.findall(r"'(\w+)'", body.split("test.name in", 1)[1]))
+    assert defined, "no generic test found in macros/"
+    assert defined <= listed
+    assert listed - defined == {"not_null", "unique", "accepted_values", "relationships"}

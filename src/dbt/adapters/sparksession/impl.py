@@ -157,6 +157,31 @@ class SparkSessionAdapter(SparkAdapter):
         return skipped
 
     @available
+    def pass_without_query(self, invocation_id: str, test_id: str) -> str:
+        """Called while data test `test_id` compiles in a build or test run, when its query can
+        return no row (macros/test_scope.sql): its materialization then stores a passing result
+        without the query (passing_test_result). Returns '' for inline calls."""
+        self._run.mark_test_passed(invocation_id, test_id)
+        return ""
+
+    @available
+    def passes_without_query(self, invocation_id: str, test_id: str) -> bool:
+        """Whether data test `test_id`'s compile called pass_without_query in this invocation."""
+        return self._run.take_test_passed(invocation_id, test_id)
+
+    @available
+    def passing_test_result(self) -> tuple[AdapterResponse, Any]:
+        """(response, table) of a data test that counted no failing row, as its query over no row
+        would have returned them (failures 0, neither warn nor error)."""
+        from dbt_common.clients import agate_helper
+
+        table = agate_helper.table_from_data_flat(
+            [{"failures": 0, "should_warn": False, "should_error": False}],
+            ["failures", "should_warn", "should_error"],
+        )
+        return AdapterResponse(_message="OK (no query: no row can fail)", code="NO QUERY", rows_affected=0), table
+
+    @available
     def record_unchanged(self, invocation_id: str, relation: BaseRelation) -> str:
         """A table or view this invocation left as it was (unchanged.sql); '' for inline calls."""
         self._run.record_write(invocation_id, relation, 0)
