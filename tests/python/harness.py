@@ -111,12 +111,23 @@ def dbt_target(schema: str, dbt_vars: dict | None) -> Path:
     return harness_root() / "target" / key
 
 
-def run_dbt(*args: str, dbt_vars: dict | None = None, schema: str | None = None, callbacks: list | None = None) -> Any:
+def run_dbt(
+    *args: str,
+    dbt_vars: dict | None = None,
+    schema: str | None = None,
+    callbacks: list | None = None,
+    write_json: bool = False,
+) -> Any:
     """`dbt <args>` in this process on the project; raises with dbt's own message on failure.
     `schema` builds into other schemas than the shared workload's (`<schema>`, `<schema>_staging`...);
-    `callbacks` receive every event dbt fires (e.g. SQLQuery, each statement it sends to Spark)."""
+    `callbacks` receive every event dbt fires (e.g. SQLQuery, each statement it sends to Spark).
+    `write_json` writes manifest.json, run_results.json and sources.json to the target folder:
+    tests read the results dbt returns, and writing the project's 3 MB manifest twice an
+    invocation took 1.7 s of each (docs/test-suite.md)."""
     spark_session()
     cli = [*args, "--project-dir", str(REPO_ROOT), "--profiles-dir", str(REPO_ROOT / "profiles")]
+    if not write_json:
+        cli.append("--no-write-json")
     if dbt_vars:
         cli += ["--vars", json.dumps(dbt_vars)]
     os.environ["DBT_TARGET_PATH"] = str(dbt_target(schema or DEFAULT_SCHEMA, dbt_vars))

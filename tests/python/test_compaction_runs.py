@@ -87,7 +87,8 @@ def built() -> dict[str, Any]:
     spark = spark_session()
     spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
     try:
-        run_dbt("run", "--full-refresh", "--select", *SELECTION, dbt_vars=DBT_VARS, schema=SCHEMA)
+        # Its manifest.json tells layouts() each model's config.
+        run_dbt("run", "--full-refresh", "--select", *SELECTION, dbt_vars=DBT_VARS, schema=SCHEMA, write_json=True)
     finally:
         spark.conf.unset("spark.sql.adaptive.coalescePartitions.enabled")
     full = {name: table_rows(relation) for name, relation in tables().items()}

@@ -335,7 +335,7 @@ def test_source_freshness_warns_and_errors_at_the_var_thresholds() -> None:
         land_one_message(dialect, now - dt.timedelta(hours=hours))
 
     with pytest.raises(AssertionError, match="source freshness"):
-        run_dbt("source", "freshness", "--select", *[f"source:landing.{dialect}" for dialect in ages])
+        run_dbt("source", "freshness", "--select", *[f"source:landing.{dialect}" for dialect in ages], write_json=True)
 
     results = json.loads((target_path() / "sources.json").read_text(encoding="utf-8"))["results"]
     statuses = {r["unique_id"].rsplit(".", 1)[1]: r["status"] for r in results}
