@@ -381,8 +381,8 @@ def test_a_scoped_test_checks_what_the_last_run_wrote_and_the_switch_checks_all(
 def test_row_checks_of_a_model_share_one_query(fixture_dbt: FixtureDbt, scope: str) -> None:
     """The tests of each row of a model with the same `where` (not_null, accepted_values,
     expression_is_true) are counted by one query (their counts are asserted by the test above):
-    those without a failing row then read an empty relation, those with failing rows their scope,
-    to report them. A test alone on its model (`unmarked`, the view) runs its own query; so does
+    those without a failing row then read an empty relation and send no query, those with failing
+    rows their scope, to report them. A test alone on its model (`unmarked`, the view) runs its own query; so does
     every key test."""
     result, queried = queried_nodes(fixture_dbt, "test", dbt_vars=f"{{cdc_test_scope: {scope}}}")
     narrowed = {r.node.name for r in result.result.results if "as cdc_checked where false" in r.node.compiled_code}
@@ -544,8 +544,8 @@ def test_a_key_test_of_a_view_bounds_its_rows_by_what_its_parents_wrote(
 def test_every_generic_test_of_the_project_is_known_to_fail_on_tested_rows_only() -> None:
     """A generic test the project defines passes without a query over an empty scope only when
     cdc_test_fails_on_tested_rows lists it. Each listed one's failing rows are rows or groups of its
-    `model` (tests/python/test_generic_tests.py proves what each finds): a new generic test must be
-    listed, or left out on purpose here, when it is written."""
+    `model` (tests/python/test_generic_tests.py proves what each finds): a new generic test fails
+    this test until it is listed, so whether it may pass over nothing is decided when it is written."""
     defined = {
         name
         for path in (REPO_ROOT / "macros").glob("*.sql")
