@@ -62,14 +62,17 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 
 install: $(INSTALLED)
 
-java-check:
+# Spark needs java; the project's JVM functions (src/cdc_unify/java) need javac once per machine
+# and source version, to build the jar every session puts on its classpath (cdc_unify/jvm.py).
+java-check: install
 	@found=$$(java -version 2>&1 | grep -m 1 version || true); \
 	major=$$(echo "$$found" | sed -n 's/.*version "\([0-9]*\).*/\1/p'); \
 	if [ -z "$$major" ] || [ "$$major" -lt 17 ]; then \
 		echo "Java 17 or newer is required to run Spark (found: $${found:-no java on the PATH})." >&2; \
-		echo "Install it, e.g. on Debian/Ubuntu: apt-get install openjdk-17-jre-headless" >&2; \
+		echo "Install a JDK, e.g. on Debian/Ubuntu: apt-get install openjdk-17-jdk-headless" >&2; \
 		exit 1; \
 	fi
+	@$(BIN)/python -m cdc_unify.jvm >/dev/null
 
 demo-load: install java-check
 ifneq ($(strip $(DEMO_LOAD)),)

@@ -104,84 +104,77 @@
 
 {% macro canal_checked_messages() -%}
     {#- The first step of the Canal FlatMessage models (stg_canal_json__changes,
-        stg_oms_canal_json__changes), over `json_documents` (cdc_json_documents with object column
-        `message_object`). CTEs: `envelopes` and `value_checked` (a value is one FlatMessage or a
-        JSON array of them; the value's own error), `messages` (one row per FlatMessage:
-        message_index, message), `message_fields`, `classified`, `timed` (its fields, event kind, op
-        and epoch times) and `message_checked` (its first error, message_error_code / _detail, which
-        makes the whole value one quarantine row). -#}
-envelopes as (
-    -- A value is a FlatMessage object or a JSON array of FlatMessages.
+        stg_oms_canal_json__changes), over `landing` (cdc_landing_import). CTEs: `canal_values` (each
+        value read once in the JVM by cdc_canal_value, src/cdc_unify/java: a value is one FlatMessage
+        or a JSON array of them, read with the JSON rules of the other JSON models), `value_checked`
+        (the value's own error), `messages` (one row per FlatMessage: message_index, message),
+        `message_fields`, `classified`, `timed` (its fields, event kind, op and epoch times) and
+        `message_checked` (its first error, message_error_code / _detail, which makes the whole
+        value one quarantine row). -#}
+canal_values as (
     select
         *,
-        try_variant_get(exact_document, '$', 'array<variant>') as message_array
-    from json_documents
+        cdc_canal_value(value) as canal_value
+    from landing
 ),
 
 value_checked as (
     select
         *,
+        canal_value.array_size is not null as value_is_array,
         case
             when value is null then null
-            when not is_utf8 then 'invalid_utf8'
-            when not is_json then 'invalid_json'
-            when message_array is null and message_object is null then 'wrong_shape'
-            when size(message_array) = 0 then 'wrong_shape'
+            when not canal_value.is_utf8 then 'invalid_utf8'
+            when not canal_value.is_json then 'invalid_json'
+            when canal_value.array_size is null and not canal_value.is_object then 'wrong_shape'
+            when canal_value.array_size = 0 then 'wrong_shape'
         end as value_error_code,
         case
             when value is null then null
-            when not is_utf8 then 'the value is not valid UTF-8'
-            when not is_json then 'the value is not valid JSON (RFC 8259; duplicate keys are rejected too)'
-            when message_array is null and message_object is null
+            when not canal_value.is_utf8 then 'the value is not valid UTF-8'
+            when not canal_value.is_json then 'the value is not valid JSON (RFC 8259; duplicate keys are rejected too)'
+            when canal_value.array_size is null and not canal_value.is_object
                 then 'the JSON value is neither a FlatMessage object nor an array of them'
-            when size(message_array) = 0 then 'the JSON array holds no FlatMessage'
-        end as value_error_detail,
-        case
-            when message_object is not null then array(message_object)
-            else transform(message_array, element -> try_variant_get(element, '$', 'map<string, variant>'))
-        end as message_maps
-    from envelopes
+            when canal_value.array_size = 0 then 'the JSON array holds no FlatMessage'
+        end as value_error_detail
+    from canal_values
 ),
 
 messages as (
+    -- an element of the array that is not an object is a null message
     select
         value_checked.*,
         exploded.message_index,
         exploded.message
     from value_checked
     lateral view posexplode_outer(
-        case when value_error_code is null then message_maps end
+        case when value_error_code is null then canal_value.messages end
     ) exploded as message_index, message
 ),
 
 message_fields as (
     select
         *,
-        {{ cdc_json_text("message['type']") }} as canal_type,
-        lower({{ cdc_json_text("message['isDdl']") }}) as is_ddl_text,
-        {{ cdc_json_text("message['database']") }} as database_text,
-        {{ cdc_json_text("message['table']") }} as table_text,
-        {{ cdc_json_nested_name([('database', "message['database']"), ('table', "message['table']")]) }}
-            as nested_name,
-        {{ cdc_json_text("message['sql']") }} as sql_text,
-        {{ cdc_json_text("message['gtid']") }} as gtid_text,
-        {{ cdc_json_text("message['es']") }} as es_text,
-        {{ cdc_json_text("message['ts']") }} as ts_text,
-        message['data'] as data_json,
-        message['old'] as old_json,
-        message['pkNames'] as pk_names_json,
-        message['mysqlType'] as mysql_type_json,
-        message['sqlType'] as sql_type_json,
-        message['tableChanges'] as table_changes_json,
-        try_variant_get(message['data'], '$', 'array<map<string, variant>>') as data_rows,
-        try_variant_get(message['old'], '$', 'array<map<string, variant>>') as old_rows,
-        try_variant_get(message['pkNames'], '$', 'array<string>') as pk_names,
-        try_variant_get(message['mysqlType'], '$', 'map<string, string>') as mysql_types,
-        try_variant_get(message['sqlType'], '$', 'map<string, string>') as sql_types,
-        try_variant_get(message['tableChanges'], '$.table.columns', 'array<map<string, string>>')
-            as table_change_columns,
-        try_variant_get(message['tableChanges'], '$.table.primaryKeyColumnNames', 'array<string>')
-            as table_change_keys
+        message.type.text as canal_type,
+        lower(message.is_ddl.text) as is_ddl_text,
+        message.database.text as database_text,
+        message.table.text as table_text,
+        -- a name sent as a JSON object or array (its text `["t"]` would name a table `["t"]`)
+        case
+            when message.database.nested then 'database'
+            when message.table.nested then 'table'
+        end as nested_name,
+        message.sql.text as sql_text,
+        message.gtid.text as gtid_text,
+        message.es.text as es_text,
+        message.ts.text as ts_text,
+        message.data_rows,
+        message.old_rows,
+        message.pk_names,
+        message.mysql_types,
+        message.sql_types,
+        message.table_change_columns,
+        message.table_change_keys
     from messages
 ),
 
@@ -192,12 +185,9 @@ classified as (
         {{ canal_op('canal_type') }} as op,
         {{ canal_epoch_unit('es_text') }} as es_unit,
         {{ canal_epoch_unit('ts_text') }} as ts_unit,
-        array_join(
-            transform(coalesce(data_rows, array()), data_row -> {{ cdc_nested_columns('data_row') }}), ''
-        ) as data_nested,
-        array_join(
-            transform(coalesce(old_rows, array()), old_row -> {{ cdc_nested_columns('old_row') }}), ''
-        ) as old_nested
+        -- the columns of row images whose value is a JSON object or array
+        coalesce(message.data_nested, '') as data_nested,
+        coalesce(message.old_nested, '') as old_nested
     from message_fields
 ),
 
@@ -216,24 +206,24 @@ message_checked as (
         case
             when value_error_code is not null or value is null then null
             when message is null then 'wrong_shape'
-            when not {{ cdc_json_present("message['type']") }} then 'missing_field'
+            when not message.type.present then 'missing_field'
             when event_kind is null then 'unknown_op'
             when nested_name is not null then 'wrong_shape'
             when event_kind = 'ROW' and coalesce(database_text, '') = '' then 'missing_field'
             when event_kind = 'ROW' and coalesce(table_text, '') = '' then 'missing_field'
-            when event_kind = 'ROW' and not {{ cdc_json_present('data_json') }} then 'missing_field'
+            when event_kind = 'ROW' and not message.has_data then 'missing_field'
             when event_kind = 'ROW' and (data_rows is null or exists(data_rows, data_row -> data_row is null))
                 then 'wrong_shape'
             when event_kind = 'ROW' and size(data_rows) = 0 then 'missing_field'
             when
-                canal_type = 'UPDATE' and {{ cdc_json_present('old_json') }}
+                canal_type = 'UPDATE' and message.has_old
                 and (old_rows is null or exists(old_rows, old_row -> old_row is null))
                 then 'wrong_shape'
             when canal_type = 'UPDATE' and size(old_rows) > size(data_rows) then 'wrong_shape'
-            when {{ cdc_json_present('pk_names_json') }} and pk_names is null then 'wrong_shape'
-            when {{ cdc_json_present('mysql_type_json') }} and mysql_types is null then 'wrong_shape'
-            when {{ cdc_json_present('sql_type_json') }} and sql_types is null then 'wrong_shape'
-            when {{ cdc_json_present('table_changes_json') }} and table_change_columns is null then 'wrong_shape'
+            when message.has_pk_names and pk_names is null then 'wrong_shape'
+            when message.has_mysql_type and mysql_types is null then 'wrong_shape'
+            when message.has_sql_type and sql_types is null then 'wrong_shape'
+            when message.has_table_changes and table_change_columns is null then 'wrong_shape'
             when event_kind = 'DDL' and sql_text is null then 'missing_field'
             when event_kind in ('ROW', 'DDL') and es_text is null then 'missing_field'
             when es_text is not null and es_timestamp is null then 'invalid_timestamp'
@@ -244,25 +234,25 @@ message_checked as (
         case
             when value_error_code is not null or value is null then null
             when message is null then 'the element is not a JSON object'
-            when not {{ cdc_json_present("message['type']") }} then 'type is missing'
+            when not message.type.present then 'type is missing'
             when event_kind is null then concat('type ', canal_type, ' is not a Canal EventType')
             when nested_name is not null then concat(nested_name, ' is a JSON object/array, not a name')
             when event_kind = 'ROW' and coalesce(database_text, '') = '' then 'database is missing'
             when event_kind = 'ROW' and coalesce(table_text, '') = '' then 'table is missing'
-            when event_kind = 'ROW' and not {{ cdc_json_present('data_json') }} then concat('data is missing for ', canal_type)
+            when event_kind = 'ROW' and not message.has_data then concat('data is missing for ', canal_type)
             when event_kind = 'ROW' and (data_rows is null or exists(data_rows, data_row -> data_row is null))
                 then 'data is not an array of row objects'
             when event_kind = 'ROW' and size(data_rows) = 0 then concat('data holds no row for ', canal_type)
             when
-                canal_type = 'UPDATE' and {{ cdc_json_present('old_json') }}
+                canal_type = 'UPDATE' and message.has_old
                 and (old_rows is null or exists(old_rows, old_row -> old_row is null))
                 then 'old is not an array of row objects'
             when canal_type = 'UPDATE' and size(old_rows) > size(data_rows)
                 then concat('old holds ', size(old_rows), ' rows but data only ', size(data_rows))
-            when {{ cdc_json_present('pk_names_json') }} and pk_names is null then 'pkNames is not an array of names'
-            when {{ cdc_json_present('mysql_type_json') }} and mysql_types is null then 'mysqlType is not an object'
-            when {{ cdc_json_present('sql_type_json') }} and sql_types is null then 'sqlType is not an object'
-            when {{ cdc_json_present('table_changes_json') }} and table_change_columns is null
+            when message.has_pk_names and pk_names is null then 'pkNames is not an array of names'
+            when message.has_mysql_type and mysql_types is null then 'mysqlType is not an object'
+            when message.has_sql_type and sql_types is null then 'sqlType is not an object'
+            when message.has_table_changes and table_change_columns is null
                 then 'tableChanges.table.columns is not an array of column objects'
             when event_kind = 'DDL' and sql_text is null then concat('sql is missing for DDL type ', canal_type)
             when event_kind in ('ROW', 'DDL') and es_text is null then 'es (execution time) is missing'
@@ -300,7 +290,7 @@ row_images as (
                     )
                 )
             else array(
-                named_struct('data', cast(null as map<string, variant>), 'old', cast(null as map<string, variant>))
+                named_struct('data', cast(null as map<string, string>), 'old', cast(null as map<string, string>))
             )
         end as row_list
     from message_checked
@@ -338,7 +328,7 @@ numbered as (
             value_error_detail,
             first_value(
                 case
-                    when message_error_code is not null and message_array is not null
+                    when message_error_code is not null and value_is_array
                         then concat('message ', message_index, ': ', message_error_detail)
                     else message_error_detail
                 end,
@@ -355,8 +345,8 @@ numbered as (
 images as (
     select
         *,
-        {{ cdc_image_values('row_image.data') }} as data_values,
-        {{ cdc_image_values('row_image.old') }} as old_values,
+        row_image.data as data_values,
+        row_image.old as old_values,
         {# mysqlType is preferred; a column only sqlType names keeps its java.sql.Types code #}
         {{ cdc_map_union(
             "transform_values(sql_types, (col, code) -> concat('jdbc:', code))",
@@ -420,7 +410,7 @@ checked as (
                     when before_image.error is not null or after_image.error is not null
                         then concat_ws(
                             '; ',
-                            case when message_array is not null then concat('message ', message_index) end,
+                            case when value_is_array then concat('message ', message_index) end,
                             concat('row ', row_in_message),
                             concat('before: ', before_image.error),
                             concat('after: ', after_image.error)

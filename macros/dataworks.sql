@@ -129,16 +129,25 @@
 
 {% macro dataworks_checked_images(dialect, names, message_schema) -%}
     {#- The CTEs from json_documents (cdc_json_documents) and op_names (dataworks_op_names) to the
-        images: `parsed` (msg: the JSON object read with from_json as `message_schema`), `fields`
+        images: `exact_texts` (exact_text: cdc_exact_json of a JSON object's text), `parsed` (msg:
+        the JSON object read with from_json as `message_schema`), `fields`
         (msg's fields under the family's names, with the op table's columns), `checked`
         (message_error) and `images` (before_image and after_image: cdc_canonical_image's
         struct<values, types, error> of a message without error; a DDL event gets the declared
         types of the table after the DDL through an empty after image). -#}
+exact_texts as (
+    -- what Spark's text JSON readers read: the text with its numbers as strings of their digits
+    select
+        *,
+        case when message is not null then {{ cdc_exact_json('value_text') }} end as exact_text
+    from json_documents
+),
+
 parsed as (
     select
         *,
-        from_json(case when message is not null then exact_text end, '{{ message_schema }}') as msg
-    from json_documents
+        from_json(exact_text, '{{ message_schema }}') as msg
+    from exact_texts
 ),
 
 fields as (

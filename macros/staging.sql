@@ -65,9 +65,11 @@
 {#- ---------------------------------------------------------------- JSON messages (SQL staging models) -#}
 
 {% macro cdc_exact_json(text) -%}
-    {#- The JSON text with every number turned into a JSON string of its exact digits: Spark's JSON
-        readers (from_json, get_json_object, parse_json) turn 9.99…E-308 into a double and 12.50 into
-        12.5, and refuse numbers of more than 1000 characters, so the rewrite runs before any parse.
+    {#- The JSON text with every number turned into a JSON string of its exact digits, for a model that
+        reads a value with Spark's text JSON readers (from_json, get_json_object), which turn 9.99…E-308
+        into a double and 12.50 into 12.5 and refuse numbers of more than 1000 characters (the
+        DataWorks models); the variant every JSON model reads is built so in the JVM
+        (cdc_exact_variant).
         One regex pass: each match is a whole string literal (group 1: its content) or a number
         (group 2), and the replacement `"$1$2"` writes either back between quotes, as Java appends
         nothing for the group that did not take part. The number pattern is JSON's own (no leading
@@ -81,14 +83,9 @@
     )
 {%- endmacro %}
 
-{% macro cdc_json_documents(relation, object_column='message', record_id=true) -%}
-    {#- Import CTEs of the JSON staging models: `landing` (the landing rows and record_id), `texts` (value_text,
-        is_utf8), `exact_texts` (exact_text: the text with its numbers as strings of their exact
-        digits, for a model that reads it with from_json; null when it is not UTF-8), `documents`
-        (exact_document: exact_text as a variant, null when it is not JSON) and `json_documents` (is_json, and
-        `object_column`: the top-level JSON object as map<string,variant>, null for anything else).
-        `record_id=false` leaves record_id out for a model that reads these CTEs twice: Spark inlines
-        only a deterministic CTE read twice, and computes any other once behind a shuffle of its rows. -#}
+{% macro cdc_landing_import(relation, record_id=true) -%}
+    {#- The import CTE `landing` of a staging model: the landing rows of `relation` its run stages
+        (cdc_new_landing_rows) and, unless `record_id=false`, record_id. -#}
 landing as (
     select
         feed,
@@ -107,7 +104,21 @@ landing as (
         landed_at
     from {{ relation }}
     {{ cdc_new_landing_rows(relation) }}
-),
+)
+{%- endmacro %}
+
+{% macro cdc_json_documents(relation, object_column='message', record_id=true) -%}
+    {#- Import CTEs of the JSON staging models: `landing` (cdc_landing_import), `texts` (value_text,
+        is_utf8), `documents` (exact_document: the value as a variant whose numbers are strings of
+        their exact digits, read in the JVM by cdc_exact_variant, src/cdc_unify/java; null when it is
+        not UTF-8 or not JSON) and `json_documents` (is_json, and `object_column`: the top-level
+        JSON object as map<string,variant>, null for anything else). Spark's own JSON readers
+        (from_json, get_json_object, parse_json) turn 9.99E-308 into a double and 12.50 into 12.5,
+        and refuse numbers of more than 1,000 characters: the exact digits are the contract.
+        `record_id=false` leaves record_id out for a model that reads these CTEs twice: Spark inlines
+        only a deterministic CTE read twice, and computes any other once behind a shuffle of its rows. -#}
+
+    {{ cdc_landing_import(relation, record_id) }},
 
 texts as (
     select
@@ -117,18 +128,11 @@ texts as (
     from landing
 ),
 
-exact_texts as (
-    select
-        *,
-        case when is_utf8 then {{ cdc_exact_json('value_text') }} end as exact_text
-    from texts
-),
-
 documents as (
     select
         *,
-        try_parse_json(exact_text) as exact_document
-    from exact_texts
+        case when is_utf8 then cdc_exact_variant(value) end as exact_document
+    from texts
 ),
 
 json_documents as (

@@ -27,7 +27,7 @@ from pyspark.errors import PySparkException
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
-from cdc_unify import udfs
+from cdc_unify import jvm, udfs
 
 WAREHOUSE_ENV = "CDC_UNIFY_WAREHOUSE"
 # Whitespace-separated key=value Spark settings that win over the profile's: one-off overrides
@@ -143,6 +143,8 @@ def session_conf(
     # An empty value (e.g. an unset env var in the profile) means "not set".
     conf.update({str(key): str(value) for key, value in (extra_conf or {}).items() if str(value) != ""})
     conf.update(env_conf(os.environ.get(SPARK_CONF_ENV, "")))
+    # The project's JVM functions (cdc_unify.jvm) beside any jars the profile or env adds.
+    conf["spark.jars"] = ",".join([str(jvm.functions_jar()), *filter(None, [conf.get("spark.jars", "")])])
     return conf
 
 
@@ -313,6 +315,7 @@ def get_spark(
     for name in QUERY_CONTEXT_LOGGERS:
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
     udfs.register(spark)
+    jvm.register(spark)
     _CONFIGURED.update(conf=conf, session=spark)
     return spark
 

@@ -5,7 +5,7 @@
     stg_oms_canal_json__changes, which differs only in its value decoder
     (cdc_unify.canonicalizers.canal_json here). -#}
 with
-{{ cdc_json_documents(source('landing', 'canal_json'), 'message_object') }},
+{{ cdc_landing_import(source('landing', 'canal_json')) }},
 
 -- envelopes, value_checked, messages, message_fields, classified, timed, message_checked:
 -- one row per FlatMessage of a value, with its fields and the first error of the message or value

@@ -2,7 +2,7 @@
     One message holds one action on one table: `data` rows (DELETE: the deleted rows, or `before`
     when `data` is empty) with the UPDATE's previous images in the parallel `before` list; DDL
     (`isDdl`) and TRANSACTIONEND entries are single non-row events.  Numbers are read through
-    cdc_exact_json (macros/staging.sql) so values keep their exact digits. -#}
+    cdc_exact_variant (cdc_json_documents, macros/staging.sql) so values keep their exact digits. -#}
 {%- set dialect = 'cloudcanal_json' -%}
 {%- set empty_map = 'cast(map() as map<string, string>)' -%}
 

@@ -116,7 +116,7 @@ images as (
 
 as_sent as (
     {#- JSON columns and SETs arrive as embedded JSON. Their text comes from a parse of the value as
-        sent, not of exact_text (which turns every number into a string): compact, keys sorted,
+        sent, not of exact_document (whose every number is a string): compact, keys sorted,
         numbers as Spark's variant writes them (docs/dialects/maxwell_json.md). -#}
     select
         *,

@@ -3,7 +3,7 @@
     OMS's value conventions (JSON numbers, base64 bytes, epoch-second timestamps): its value decoder
     is cdc_unify.canonicalizers.oms_canal_json. -#}
 with
-{{ cdc_json_documents(source('landing', 'oms_canal_json'), 'message_object') }},
+{{ cdc_landing_import(source('landing', 'oms_canal_json')) }},
 
 -- envelopes, value_checked, messages, message_fields, classified, timed, message_checked:
 -- one row per FlatMessage of a value, with its fields and the first error of the message or value

@@ -1,0 +1,271 @@
+package cdcunify;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A landed JSON value read in one pass as the JSON staging models read every value: valid UTF-8,
+ * then one JSON value (RFC 8259: whitespace around it and nothing else, so two messages written
+ * into one value are refused, not cut to the first), no key twice in any object (as Spark's
+ * parse_json), a number kept as its exact text, a byte order mark refused (as Spark's parser does
+ * text). What `try_variant_get` reads from such a document (cdc_exact_variant: every number a
+ * string) is what the reads below return: a number renders quoted inside a nested value, and an
+ * object's keys come in UTF-8 byte order, as a variant stores them.
+ *
+ * A parsed value is a tree of: Map (object, keys sorted), List (array), String, Num (number
+ * text), Boolean, NULL (JSON null). A field absent from an object is Java null.
+ */
+public final class ExactJson {
+    /** JSON null, told apart from an absent field (Java null). */
+    public static final Object NULL = new Object() {
+        @Override
+        public String toString() {
+            return "null";
+        }
+    };
+
+    /** A JSON number: its text as sent. */
+    public record Num(String text) {}
+
+    /** Spark's parse_json uses Jackson's default limits; only the number length is lifted, as the
+     * models' rewrite turns every number into a string before the parse. */
+    private static final JsonFactory FACTORY = JsonFactory.builder()
+            .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .streamReadConstraints(StreamReadConstraints.builder().maxNumberLength(Integer.MAX_VALUE).build())
+            .build();
+
+    /** UTF-8 byte order of Java strings: code point order (String.compareTo orders UTF-16 units). */
+    public static final Comparator<String> UTF8_ORDER = (a, b) -> {
+        int i = 0;
+        int j = 0;
+        while (i < a.length() && j < b.length()) {
+            int ca = a.codePointAt(i);
+            int cb = b.codePointAt(j);
+            if (ca != cb) {
+                return Integer.compare(ca, cb);
+            }
+            i += Character.charCount(ca);
+            j += Character.charCount(cb);
+        }
+        return Integer.compare(a.length() - i, b.length() - j);
+    };
+
+    private ExactJson() {}
+
+    /** The bytes as text, or null when they are not valid UTF-8. */
+    public static String utf8(byte[] bytes) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+    }
+
+    /** A parser of the text with Spark's parse_json settings (FACTORY). */
+    static JsonParser parser(String text) throws IOException {
+        return FACTORY.createParser(text);
+    }
+
+    /** The JSON value the text is, or null when it is not one (RFC 8259: one value, whitespace around it). */
+    public static Object parse(String text) {
+        try (JsonParser parser = parser(text)) {
+            JsonToken token = parser.nextToken();
+            Object value = token == null ? null : read(parser, token);
+            return parser.nextToken() == null ? value : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static Object read(JsonParser parser, JsonToken token) throws IOException {
+        switch (token) {
+            case START_OBJECT: {
+                List<Map.Entry<String, Object>> fields = new ArrayList<>();
+                for (JsonToken t = parser.nextToken(); t != JsonToken.END_OBJECT; t = parser.nextToken()) {
+                    String name = parser.currentName();
+                    fields.add(Map.entry(name, read(parser, parser.nextToken())));
+                }
+                fields.sort(Map.Entry.comparingByKey(UTF8_ORDER));
+                Map<String, Object> object = new LinkedHashMap<>();
+                for (Map.Entry<String, Object> field : fields) {
+                    object.put(field.getKey(), field.getValue());
+                }
+                return object;
+            }
+            case START_ARRAY: {
+                List<Object> array = new ArrayList<>();
+                for (JsonToken t = parser.nextToken(); t != JsonToken.END_ARRAY; t = parser.nextToken()) {
+                    array.add(read(parser, t));
+                }
+                return array;
+            }
+            case VALUE_STRING:
+                return parser.getText();
+            case VALUE_NUMBER_INT:
+            case VALUE_NUMBER_FLOAT:
+                return new Num(parser.getText());
+            case VALUE_TRUE:
+                return Boolean.TRUE;
+            case VALUE_FALSE:
+                return Boolean.FALSE;
+            case VALUE_NULL:
+                return NULL;
+            default:
+                throw new IOException("unexpected token " + token);
+        }
+    }
+
+    /** In the message and not JSON null (cdc_json_present). */
+    public static boolean present(Object value) {
+        return value != null && value != NULL;
+    }
+
+    /** A JSON object or array (cdc_json_is_nested). */
+    public static boolean nested(Object value) {
+        return value instanceof Map || value instanceof List;
+    }
+
+    /** try_variant_get(value, '$', 'string'): a scalar's text, an object's or array's JSON; null
+     * for JSON null or an absent field. */
+    public static String text(Object value) {
+        if (!present(value)) {
+            return null;
+        }
+        if (value instanceof String s) {
+            return s;
+        }
+        if (value instanceof Num n) {
+            return n.text();
+        }
+        if (value instanceof Boolean b) {
+            return b.toString();
+        }
+        StringWriter out = new StringWriter();
+        try (JsonGenerator generator = new JsonFactory().createGenerator(out)) {
+            write(generator, value);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return out.toString();
+    }
+
+    private static void write(JsonGenerator generator, Object value) throws IOException {
+        if (value instanceof Map<?, ?> object) {
+            generator.writeStartObject();
+            for (Map.Entry<?, ?> field : object.entrySet()) {
+                generator.writeFieldName((String) field.getKey());
+                write(generator, field.getValue());
+            }
+            generator.writeEndObject();
+        } else if (value instanceof List<?> array) {
+            generator.writeStartArray();
+            for (Object element : array) {
+                write(generator, element);
+            }
+            generator.writeEndArray();
+        } else if (value instanceof Num n) {
+            generator.writeString(n.text());
+        } else if (value instanceof String s) {
+            generator.writeString(s);
+        } else if (value instanceof Boolean b) {
+            generator.writeBoolean(b);
+        } else {
+            generator.writeNull();
+        }
+    }
+
+    /** try_variant_get(value, '$', 'map<string, variant>'): the object, null for anything else. */
+    @SuppressWarnings("unchecked")
+    public static Map<String, Object> object(Object value) {
+        return value instanceof Map ? (Map<String, Object>) value : null;
+    }
+
+    /** The field of an object at a path of names ('$.a.b'), Java null where the path ends. */
+    public static Object at(Object value, String... path) {
+        Object found = value;
+        for (String name : path) {
+            Map<String, Object> object = object(found);
+            found = object == null ? null : object.get(name);
+        }
+        return found;
+    }
+
+    /** try_variant_get(value, '$', 'map<string, string>'): each field's text, keys in order. */
+    public static Map<String, String> textMap(Object value) {
+        Map<String, Object> object = object(value);
+        if (object == null) {
+            return null;
+        }
+        Map<String, String> texts = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> field : object.entrySet()) {
+            texts.put(field.getKey(), text(field.getValue()));
+        }
+        return texts;
+    }
+
+    /** try_variant_get(value, '$', 'array<string>'): each element's text; null if not an array. */
+    public static List<String> textArray(Object value) {
+        if (!(value instanceof List<?> array)) {
+            return null;
+        }
+        List<String> texts = new ArrayList<>(array.size());
+        for (Object element : array) {
+            texts.add(text(element));
+        }
+        return texts;
+    }
+
+    /** try_variant_get(value, '$', 'array<map<string, string>>'): each element's textMap (null for
+     * an element that is not an object); null if not an array. */
+    public static List<Map<String, String>> textMaps(Object value) {
+        if (!(value instanceof List<?> array)) {
+            return null;
+        }
+        List<Map<String, String>> maps = new ArrayList<>(array.size());
+        for (Object element : array) {
+            maps.add(textMap(element));
+        }
+        return maps;
+    }
+
+    /** cdc_nested_columns of each object element joined by '' (the models'
+     * array_join(transform(rows, r -> array_join(nested keys, ', ')), '')): the columns of row
+     * images whose value is an object or array. */
+    public static String nestedColumns(Object value) {
+        StringBuilder joined = new StringBuilder();
+        if (value instanceof List<?> array) {
+            for (Object element : array) {
+                Map<String, Object> row = object(element);
+                if (row == null) {
+                    continue;
+                }
+                List<String> names = new ArrayList<>();
+                for (Map.Entry<String, Object> field : row.entrySet()) {
+                    if (nested(field.getValue())) {
+                        names.add(field.getKey());
+                    }
+                }
+                joined.append(String.join(", ", names));
+            }
+        }
+        return joined.toString();
+    }
+}

@@ -1,0 +1,149 @@
+"""The project's JVM functions: Java sources shipped in the package (cdc_unify/java), compiled
+once per machine and Spark version by the JDK's `javac` into a jar that every session puts on its
+classpath (`spark.jars`: the driver's, and on a cluster the executors', which fetch it from the
+driver). A staging model that reads a message format in the JVM reads each value once, with no
+Python round trip and no SQL pass over a parsed variant per field (docs/benchmarks.md).
+
+    python -m cdc_unify.jvm     # build the jar now (make install does), print its path
+
+The jar is cached under $CDC_UNIFY_JVM_CACHE (default ~/.cache/cdc-unify/jvm), named by a hash of
+the sources and the Spark version, so an edited source or another Spark builds a new one; a build
+writes to a temporary file and renames it, so concurrent processes never read half a jar.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from functools import cache
+from pathlib import Path
+
+import pyspark
+from pyspark.sql import SparkSession
+from pyspark.sql import types as T
+
+JAVA_SOURCES = Path(__file__).with_name("java")
+CACHE_ENV = "CDC_UNIFY_JVM_CACHE"
+JAVA_RELEASE = "17"
+
+FIELD = T.StructType(
+    [
+        T.StructField("present", T.BooleanType()),
+        T.StructField("text", T.StringType()),
+        T.StructField("nested", T.BooleanType()),
+    ]
+)
+TEXT_MAP = T.MapType(T.StringType(), T.StringType())
+TEXT_MAPS = T.ArrayType(TEXT_MAP)
+TEXTS = T.ArrayType(T.StringType())
+# One Canal FlatMessage as cdcunify.CanalValue builds it (same order): its name, code and time
+# fields as FIELD, whether each image and type field is present, the images as text maps.
+CANAL_MESSAGE = T.StructType(
+    [
+        *(T.StructField(name, FIELD) for name in ("type", "is_ddl", "database", "table", "sql", "gtid", "es", "ts")),
+        *(
+            T.StructField(f"has_{name}", T.BooleanType())
+            for name in ("data", "old", "pk_names", "mysql_type", "sql_type", "table_changes")
+        ),
+        T.StructField("data_rows", TEXT_MAPS),
+        T.StructField("data_nested", T.StringType()),
+        T.StructField("old_rows", TEXT_MAPS),
+        T.StructField("old_nested", T.StringType()),
+        T.StructField("pk_names", TEXTS),
+        T.StructField("mysql_types", TEXT_MAP),
+        T.StructField("sql_types", TEXT_MAP),
+        T.StructField("table_change_columns", TEXT_MAPS),
+        T.StructField("table_change_keys", TEXTS),
+    ]
+)
+CANAL_VALUE = T.StructType(
+    [
+        T.StructField("is_utf8", T.BooleanType()),
+        T.StructField("is_json", T.BooleanType()),
+        T.StructField("is_object", T.BooleanType()),
+        T.StructField("array_size", T.IntegerType()),
+        T.StructField("messages", T.ArrayType(CANAL_MESSAGE)),
+    ]
+)
+# SQL name -> (Java class, return type)
+FUNCTIONS = {
+    "cdc_canal_value": ("cdcunify.CanalValue", CANAL_VALUE),
+    "cdc_exact_variant": ("cdcunify.ExactVariant", T.VariantType()),
+}
+
+
+class JavaCompilerMissing(RuntimeError):
+    """No `javac`: the message says how to get one."""
+
+
+def sources() -> list[Path]:
+    return sorted(JAVA_SOURCES.rglob("*.java"))
+
+
+def spark_jars() -> Path:
+    return Path(pyspark.__file__).parent / "jars"
+
+
+def cache_dir() -> Path:
+    configured = os.environ.get(CACHE_ENV)
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "cdc-unify" / "jvm"
+
+
+def sources_digest() -> str:
+    digest = hashlib.sha256(pyspark.__version__.encode())
+    for path in sources():
+        digest.update(str(path.relative_to(JAVA_SOURCES)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def javac() -> str:
+    home = os.environ.get("JAVA_HOME")
+    found = shutil.which("javac") or (str(Path(home) / "bin" / "javac") if home else None)
+    if found is None or not Path(found).is_file():
+        raise JavaCompilerMissing(
+            "the JVM functions (src/cdc_unify/java) are compiled with javac, which is not on the PATH"
+            " (nor in $JAVA_HOME/bin): install a JDK 17 or newer, e.g. on Debian/Ubuntu"
+            " `apt-get install openjdk-17-jdk-headless`, or set JAVA_HOME to one"
+        )
+    return found
+
+
+@cache
+def functions_jar() -> Path:
+    """The jar of the project's JVM functions, built first if this machine has none for these sources."""
+    jar = cache_dir() / f"cdc-unify-functions-{sources_digest()}.jar"
+    if jar.is_file():
+        return jar
+    compiler = javac()
+    jar.parent.mkdir(parents=True, exist_ok=True)
+    print(f"cdc-unify: compiling the JVM functions into {jar} (once per machine)", file=sys.stderr, flush=True)
+    with tempfile.TemporaryDirectory(dir=jar.parent) as work:
+        classes = Path(work) / "classes"
+        command = [compiler, "--release", JAVA_RELEASE, "-nowarn", "-cp", str(spark_jars() / "*")]
+        done = subprocess.run([*command, "-d", str(classes), *map(str, sources())], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"javac failed on src/cdc_unify/java:\n{done.stderr.strip()}")
+        built = Path(work) / jar.name
+        with zipfile.ZipFile(built, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(classes.rglob("*.class")):
+                archive.write(path, path.relative_to(classes).as_posix())
+        os.replace(built, jar)
+    return jar
+
+
+def register(spark: SparkSession) -> None:
+    """Make the JVM functions callable from SQL in this session (its classpath has functions_jar)."""
+    for name, (java_class, return_type) in FUNCTIONS.items():
+        spark.udf.registerJavaFunction(name, java_class, return_type)
+
+
+if __name__ == "__main__":
+    try:
+        print(functions_jar())
+    except (JavaCompilerMissing, RuntimeError) as error:
+        sys.exit(f"cdc-unify: {error}")
