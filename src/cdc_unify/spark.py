@@ -143,8 +143,9 @@ def session_conf(
     # An empty value (e.g. an unset env var in the profile) means "not set".
     conf.update({str(key): str(value) for key, value in (extra_conf or {}).items() if str(value) != ""})
     conf.update(env_conf(os.environ.get(SPARK_CONF_ENV, "")))
-    # The project's JVM functions (cdc_unify.jvm) beside any jars the profile or env adds.
-    conf["spark.jars"] = ",".join([str(jvm.functions_jar()), *filter(None, [conf.get("spark.jars", "")])])
+    # The project's JVM functions (cdc_unify.jvm), before any jars the profile or env adds.
+    jars = [str(jvm.functions_jar()), conf.get("spark.jars", "")]
+    conf["spark.jars"] = ",".join(jar for jar in jars if jar)
     return conf
 
 

@@ -125,6 +125,15 @@ def test_a_machine_without_javac_is_told_what_to_install(tmp_path, monkeypatch):
     assert not list(tmp_path.glob("*.jar"))
 
 
+def test_every_session_lists_the_jar_before_the_profiles_jars(tmp_path):
+    from cdc_unify.spark import session_conf
+
+    jar = str(jvm.functions_jar())
+    assert session_conf(warehouse=str(tmp_path))["spark.jars"] == jar
+    profile = session_conf(warehouse=str(tmp_path), extra_conf={"spark.jars": "/opt/hadoop-aws.jar"})
+    assert profile["spark.jars"] == f"{jar},/opt/hadoop-aws.jar"
+
+
 @pytest.mark.spark
 def test_spark_exact_variant_is_the_oracle_document():
     from harness import spark_session

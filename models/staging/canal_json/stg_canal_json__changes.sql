@@ -7,7 +7,7 @@
 with
 {{ cdc_landing_import(source('landing', 'canal_json')) }},
 
--- envelopes, value_checked, messages, message_fields, classified, timed, message_checked:
+-- canal_values, value_checked, messages, message_fields, classified, timed, message_checked:
 -- one row per FlatMessage of a value, with its fields and the first error of the message or value
 {{ canal_checked_messages() }},
 
