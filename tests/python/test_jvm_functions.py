@@ -288,7 +288,7 @@ def test_spark_canal_value_reads_each_message_as_spark_reads_its_variant():
         " from canal_corpus where is_valid_utf8(cast(v as string)) and cdc_canal_value(v).is_object"
     )
     typed = [row for row in _rows(ordered) if row["spark"] is not None]
-    assert len(typed) > 20 and all(row["jvm"] == row["spark"] for row in typed)
+    assert len(typed) >= 10 and all(row["jvm"] == row["spark"] for row in typed)
 
 
 @pytest.mark.spark
