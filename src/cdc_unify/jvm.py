@@ -4,7 +4,7 @@ classpath (`spark.jars`: the driver's, and on a cluster the executors', which fe
 driver). A staging model that reads a message format in the JVM reads each value once, with no
 Python round trip and no SQL pass over a parsed variant per field (docs/benchmarks.md).
 
-    python -m cdc_unify.jvm     # build the jar now (make install does), print its path
+    python -m cdc_unify.jvm     # build the jar now (make's java-check does), print its path
 
 The jar is cached under $CDC_UNIFY_JVM_CACHE (default ~/.cache/cdc-unify/jvm), named by a hash of
 the sources and the Spark version, so an edited source or another Spark builds a new one; a build

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.nio.ByteBuffer;
@@ -41,10 +42,10 @@ public final class ExactJson {
     /** A JSON number: its text as sent. */
     public record Num(String text) {}
 
-    /** Spark's parse_json uses Jackson's default limits; only the number length is lifted, as the
-     * models' rewrite turns every number into a string before the parse. */
+    /** Jackson's default limits, as Spark's parse_json has them, but for the number length: a
+     * number is kept as its text, never converted, so a 1,200-digit decimal is a value like any other. */
     private static final JsonFactory FACTORY = JsonFactory.builder()
-            .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .streamReadConstraints(StreamReadConstraints.builder().maxNumberLength(Integer.MAX_VALUE).build())
             .build();
 
