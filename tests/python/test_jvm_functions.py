@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import pytest
 
 from cdc_unify import jvm
@@ -178,21 +179,24 @@ CANAL_EXTRA = [
     "42",
     '{"\\u00e9": 1, "type": "HEARTBEAT", "data": "nope"}',
 ]
-# The reader's fields as the Canal models read them from a message variant `m` (before the reader).
+# The JSON macros every other JSON model still reads its variant with (macros/staging.sql).
+JSON_MACROS = jinja2.Environment().from_string((ROOT / "macros" / "staging.sql").read_text(encoding="utf-8")).module
+
+
+def _rows_of(field: str) -> str:
+    return f"try_variant_get(m['{field}'], '$', 'array<map<string, variant>>')"
+
+
+# The reader's fields as the Canal models read them from a message variant `m` (before the reader),
+# through those macros where one existed.
 READ_BY_SPARK = {
-    **{f"{name}_present": f"(m['{key}'] is not null and not is_variant_null(m['{key}']))" for name, key in SCALARS.items()},
-    **{f"{name}_text": f"try_variant_get(m['{key}'], '$', 'string')" for name, key in SCALARS.items()},
-    **{f"{name}_nested": f"coalesce(substr(schema_of_variant(m['{key}']), 1, 5) in ('OBJEC', 'ARRAY'), false)"
-       for name, key in SCALARS.items()},
-    **{f"has_{name}": f"(m['{key}'] is not null and not is_variant_null(m['{key}']))" for name, key in PRESENT.items()},
-    "data_rows": "transform(try_variant_get(m['data'], '$', 'array<map<string, variant>>'),"
-    " r -> transform_values(r, (c, v) -> try_variant_get(v, '$', 'string')))",
-    "data_nested": "array_join(transform(coalesce(try_variant_get(m['data'], '$', 'array<map<string, variant>>'), array()),"
-    " r -> array_join(map_keys(map_filter(r, (c, v) -> coalesce(substr(schema_of_variant(v), 1, 5) in ('OBJEC', 'ARRAY'), false))), ', ')), '')",
-    "old_rows": "transform(try_variant_get(m['old'], '$', 'array<map<string, variant>>'),"
-    " r -> transform_values(r, (c, v) -> try_variant_get(v, '$', 'string')))",
-    "old_nested": "array_join(transform(coalesce(try_variant_get(m['old'], '$', 'array<map<string, variant>>'), array()),"
-    " r -> array_join(map_keys(map_filter(r, (c, v) -> coalesce(substr(schema_of_variant(v), 1, 5) in ('OBJEC', 'ARRAY'), false))), ', ')), '')",
+    **{f"{name}_present": str(JSON_MACROS.cdc_json_present(f"m['{key}']")) for name, key in SCALARS.items()},
+    **{f"{name}_text": str(JSON_MACROS.cdc_json_text(f"m['{key}']")) for name, key in SCALARS.items()},
+    **{f"{name}_nested": str(JSON_MACROS.cdc_json_is_nested(f"m['{key}']")) for name, key in SCALARS.items()},
+    **{f"has_{name}": str(JSON_MACROS.cdc_json_present(f"m['{key}']")) for name, key in PRESENT.items()},
+    **{f"{field}_rows": f"transform({_rows_of(field)}, r -> {JSON_MACROS.cdc_image_values('r')})" for field in ("data", "old")},
+    **{f"{field}_nested": f"array_join(transform(coalesce({_rows_of(field)}, array()), r -> {JSON_MACROS.cdc_nested_columns('r')}), '')"
+       for field in ("data", "old")},
     "pk_names": "try_variant_get(m['pkNames'], '$', 'array<string>')",
     "mysql_types": "try_variant_get(m['mysqlType'], '$', 'map<string, string>')",
     "sql_types": "try_variant_get(m['sqlType'], '$', 'map<string, string>')",

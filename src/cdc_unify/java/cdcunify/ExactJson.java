@@ -32,12 +32,7 @@ import java.util.Map;
  */
 public final class ExactJson {
     /** JSON null, told apart from an absent field (Java null). */
-    public static final Object NULL = new Object() {
-        @Override
-        public String toString() {
-            return "null";
-        }
-    };
+    public static final Object NULL = new Object();
 
     /** A JSON number: its text as sent. */
     public record Num(String text) {}
@@ -80,20 +75,26 @@ public final class ExactJson {
         }
     }
 
-    /** A parser of the text with Spark's parse_json settings (FACTORY). */
-    static JsonParser parser(String text) throws IOException {
-        return FACTORY.createParser(text);
+    /** What a reader makes of one JSON value, given the parser at the value's first token. */
+    interface ValueReader<T> {
+        T read(JsonParser parser, JsonToken first) throws IOException;
     }
 
-    /** The JSON value the text is, or null when it is not one (RFC 8259: one value, whitespace around it). */
-    public static Object parse(String text) {
-        try (JsonParser parser = parser(text)) {
+    /** The JSON value the text is, as `reader` reads it; null when the text is not one value (RFC
+     * 8259: whitespace around it and nothing else) or the reader fails. */
+    static <T> T readOne(String text, ValueReader<T> reader) {
+        try (JsonParser parser = FACTORY.createParser(text)) {
             JsonToken token = parser.nextToken();
-            Object value = token == null ? null : read(parser, token);
+            T value = token == null ? null : reader.read(parser, token);
             return parser.nextToken() == null ? value : null;
         } catch (IOException | RuntimeException e) {
             return null;
         }
+    }
+
+    /** The JSON value the text is, as a tree; null when it is not one. */
+    public static Object parse(String text) {
+        return readOne(text, ExactJson::read);
     }
 
     private static Object read(JsonParser parser, JsonToken token) throws IOException {

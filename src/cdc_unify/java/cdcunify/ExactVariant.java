@@ -23,24 +23,15 @@ public final class ExactVariant implements UDF1<byte[], VariantVal> {
     @Override
     public VariantVal call(byte[] value) {
         String text = value == null ? null : ExactJson.utf8(value);
-        if (text == null) {
-            return null;
-        }
-        try (JsonParser parser = ExactJson.parser(text)) {
-            JsonToken token = parser.nextToken();
-            if (token == null) {
-                return null;
-            }
-            VariantBuilder builder = new VariantBuilder(false);
-            build(builder, parser, token);
-            if (parser.nextToken() != null) {
-                return null;
-            }
-            Variant variant = builder.result();
-            return new VariantVal(variant.getValue(), variant.getMetadata());
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
+        return text == null ? null : ExactJson.readOne(text, ExactVariant::variant);
+    }
+
+    /** The value at the parser, built as a variant (its size limit kept: result() throws past it). */
+    private static VariantVal variant(JsonParser parser, JsonToken token) throws IOException {
+        VariantBuilder builder = new VariantBuilder(false);
+        build(builder, parser, token);
+        Variant variant = builder.result();
+        return new VariantVal(variant.getValue(), variant.getMetadata());
     }
 
     private static void build(VariantBuilder builder, JsonParser parser, JsonToken token) throws IOException {
