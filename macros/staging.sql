@@ -27,8 +27,11 @@
 {% macro cdc_canonical_image(dialect, values, source_types) -%}
     {#- An image in canonical text: struct<values, types, error>. Dialects that send no column types
         (CKafka format one, OMS Default, SharePlex, Maxwell, GoldenGate JSON) keep every value as sent and
-        type it `string` (docs/staged-contract.md): plain SQL, as a Python round trip would change nothing.
-        The others run the dialect's Python decoder over Arrow batches (cdc_unify.udfs). -#}
+        type it `string` (docs/staged-contract.md): plain SQL, as a decoder would change nothing.
+        The others run the dialect's value decoder in the JVM (cdcunify.CanonicalImage, the twin of
+        the Python decoders in cdc_unify.canonicalizers), given the image and its types as key and
+        value arrays, which keep their order. -#}
+    {%- set time_zone = cdc_string_literal(var('source_time_zone')) %}
     {%- if dialect in ('ckafka_json', 'oms_default_json', 'oms_shareplex_json', 'maxwell_json', 'ogg_json') %}
     transform(
         array({{ values }}),
@@ -39,7 +42,14 @@
         )
     )[0]
     {%- else %}
-    cdc_canonical_image('{{ dialect }}', {{ values }}, {{ source_types }}, '{{ var("source_time_zone") }}')
+    cdc_jvm_canonical_image(
+        '{{ dialect }}',
+        map_keys({{ values }}),
+        map_values({{ values }}),
+        map_keys({{ source_types }}),
+        map_values({{ source_types }}),
+        {{ time_zone }}
+    )
     {%- endif %}
 {%- endmacro %}
 

@@ -70,9 +70,18 @@ CANAL_VALUE = T.StructType(
         T.StructField("messages", T.ArrayType(CANAL_MESSAGE)),
     ]
 )
+# An image in canonical text (cdcunify.CanonicalImage): values, logical types, the reason it cannot be read.
+CANONICAL_IMAGE = T.StructType(
+    [
+        T.StructField("values", TEXT_MAP),
+        T.StructField("types", TEXT_MAP),
+        T.StructField("error", T.StringType()),
+    ]
+)
 # SQL name -> (Java class, return type)
 FUNCTIONS = {
     "cdc_canal_value": ("cdcunify.CanalValue", CANAL_VALUE),
+    "cdc_jvm_canonical_image": ("cdcunify.CanonicalImage", CANONICAL_IMAGE),
     "cdc_exact_variant": ("cdcunify.ExactVariant", T.VariantType()),
 }
 

@@ -27,7 +27,7 @@ from pyspark.errors import PySparkException
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
-from cdc_unify import jvm, udfs
+from cdc_unify import jvm
 
 WAREHOUSE_ENV = "CDC_UNIFY_WAREHOUSE"
 # Whitespace-separated key=value Spark settings that win over the profile's: one-off overrides
@@ -315,7 +315,6 @@ def get_spark(
     spark.sparkContext.setLogLevel("ERROR")
     for name in QUERY_CONTEXT_LOGGERS:
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
-    udfs.register(spark)
     jvm.register(spark)
     _CONFIGURED.update(conf=conf, session=spark)
     return spark

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdc_unify import udfs
+from cdc_unify import jvm
 from cdc_unify.spark import get_spark
 from harness import TEST_SPARK_CONF, harness_root, spark_session
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.spark
 def test_the_same_settings_return_the_session_without_configuring_it_again(monkeypatch) -> None:
     session = spark_session()
     registered = []
-    monkeypatch.setattr(udfs, "register", registered.append)
+    monkeypatch.setattr(jvm, "register", registered.append)
 
     assert spark_session() is session
     assert registered == []

@@ -12,8 +12,10 @@ their exact digits, nested JSON as text), `source_types` maps column -> the type
 message declares for it (may lack columns, may name columns absent from `values`), and
 `source_tz` is the configured IANA zone for wall-clock values.  It raises
 `cdc_unify.canonical.CanonicalError` for a value that cannot be read as its type.
-SQL staging models reach it through the `cdc_canonical_image` Spark function
-(cdc_unify.udfs), which runs it over Arrow batches.
+These modules are the definition of the values the SQL staging models stage. The models run
+their JVM twin (src/cdc_unify/java/cdcunify/CanonicalImage.java, SQL function
+`cdc_jvm_canonical_image`, macro `cdc_canonical_image`), which tests/python/test_jvm_canonical.py
+checks against them: same values, types, key order and refusal texts.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 ImageCanonicalizer = Callable[[dict[str, Any], dict[str, str], str], tuple[dict[str, Any], dict[str, str]]]
 
 
-@functools.cache  # asked once per image by cdc_canonical_image
+@functools.cache  # asked once per image by the oracle tests
 def canonicalizer_for(dialect: str) -> ImageCanonicalizer:
     module = importlib.import_module(f"cdc_unify.canonicalizers.{dialect}")
     return module.canonicalize_image

@@ -1,7 +1,7 @@
 """Canal FlatMessage (spec 004; CloudCanal's Canal flavour, spec 000): column types and values.
 
 The SQL staging model (models/staging/canal_json/) explodes the message and hands every row
-image to `canonicalize_image` through the `cdc_canonical_image` Spark function, with each
+image to its value decoder (this module's JVM twin: canonicalizers/__init__.py), with each
 column's type as the message declares it: the `mysqlType` text (`int(11)`, `bigint(20)
 unsigned`, `decimal(12,2)`, `datetime(6)`), or `jdbc:<code>` built from `sqlType` (a
 java.sql.Types code) for a column `mysqlType` does not name.

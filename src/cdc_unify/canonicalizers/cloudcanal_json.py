@@ -1,7 +1,7 @@
 """CloudCanal JSON (spec 000): column types and values to canonical text.
 
 The SQL staging model (models/staging/cloudcanal_json/) explodes the message; this module
-canonicalises one row image through the `cdc_canonical_image` Spark function.
+canonicalises one row image (the model runs this module's JVM twin: canonicalizers/__init__.py).
 
 CloudCanal declares each column's type twice: `dbValType` (the source database's type text,
 e.g. `varchar(22)`, `bigint(20) unsigned`) and `jdbcType` (a java.sql.Types code, table in the

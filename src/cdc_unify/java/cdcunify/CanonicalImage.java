@@ -1,0 +1,118 @@
+package cdcunify;
+
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.BiFunction;
+import java.util.function.UnaryOperator;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.api.java.UDF6;
+import scala.collection.Seq;
+
+/**
+ * SQL function `cdc_jvm_canonical_image(dialect, value_names, value_texts, type_names, type_texts,
+ * source_tz)`: one row image in canonical text, the JVM twin of the Python value decoders
+ * (src/cdc_unify/canonicalizers, which stay the definition: tests/python/test_jvm_canonical.py
+ * checks this against them) for every dialect that declares column types. Returns
+ * struct<values, types, error> (`CANONICAL_IMAGE` of src/cdc_unify/jvm.py): what the Python
+ * decoder returns, keys in its order, and the reason instead of a crash when a value cannot be
+ * read as its type (the model quarantines the message `invalid_value`). The image and its types come as key and value arrays
+ * (macro cdc_canonical_image), because a map argument reaches a Java function as a Scala map that
+ * has lost its key order.
+ */
+public final class CanonicalImage implements UDF6<String, Seq<String>, Seq<String>, Seq<String>, Seq<String>, String, Row> {
+    private static final long serialVersionUID = 1L;
+
+    /** One dialect's decoder: `canonicalize_image(values, source_types, source_tz)` of its module. */
+    interface Decoder {
+        /** The image's canonical values and logical types; CanonicalError for a value it cannot read. */
+        Decoded decode(Map<String, String> values, Map<String, String> declared, String sourceTz);
+    }
+
+    record Decoded(Map<String, String> values, Map<String, String> types) {
+        /** Both maps in key order (code points, as Python's `sorted`). */
+        Decoded sorted() {
+            Map<String, String> v = new TreeMap<>(ExactJson.UTF8_ORDER);
+            v.putAll(values);
+            Map<String, String> t = new TreeMap<>(ExactJson.UTF8_ORDER);
+            t.putAll(types);
+            return new Decoded(new LinkedHashMap<>(v), new LinkedHashMap<>(t));
+        }
+    }
+
+    static Decoder decoder(String dialect) {
+        return switch (dialect) {
+            case "canal_json", "cloudcanal_json", "oms_canal_json" -> MysqlFamily.decoder(dialect);
+            case "dataworks_json" -> DataWorksValues::decode;
+            case "oms_dataworks_json" -> OmsDataWorksValues::decode;
+            case "oms_default_ext_json" -> OmsExtendedValues::decode;
+            default -> throw new IllegalArgumentException("cdc_jvm_canonical_image: no value decoder for " + dialect);
+        };
+    }
+
+    @Override
+    public Row call(String dialect, Seq<String> names, Seq<String> texts, Seq<String> typeNames, Seq<String> typeTexts,
+            String sourceTz) {
+        Decoder decoder = decoder(dialect);
+        if (names == null) {
+            return RowFactory.create(null, null, null);
+        }
+        try {
+            Decoded decoded = decoder.decode(map(names, texts), typeNames == null ? Map.of() : map(typeNames, typeTexts), sourceTz);
+            return RowFactory.create(decoded.values(), decoded.types(), null);
+        } catch (CanonicalError error) {
+            return RowFactory.create(null, null, error.getMessage());
+        }
+    }
+
+    private static Map<String, String> map(Seq<String> keys, Seq<String> values) {
+        Map<String, String> map = new LinkedHashMap<>();
+        for (int i = 0; i < keys.length(); i++) {
+            map.put(keys.apply(i), values.apply(i));
+        }
+        return map;
+    }
+
+    /** A table of declared type names, each row `logical: NAME|NAME|...`. */
+    static Map<String, String> typeTable(String... rows) {
+        Map<String, String> table = new HashMap<>();
+        for (String row : rows) {
+            String[] parts = row.split(": ", 2);
+            for (String name : parts[1].split("\\|")) {
+                table.put(name, parts[0]);
+            }
+        }
+        return table;
+    }
+
+    /** Every value read under its column's declared logical type (`string` for an undeclared
+     * column) by `read`, which gives {canonical text, the value's logical type}; both maps sorted. */
+    static Decoded readEach(Map<String, String> values, Map<String, String> declared, UnaryOperator<String> logicalType,
+            BiFunction<String, String, String[]> read) {
+        Map<String, String> types = new LinkedHashMap<>();
+        declared.forEach((column, type) -> types.put(column, logicalType.apply(type)));
+        Map<String, String> canonical = new LinkedHashMap<>();
+        values.forEach((column, text) -> {
+            String kind = types.computeIfAbsent(column, c -> "string");
+            if (text == null) {
+                canonical.put(column, null);
+                return;
+            }
+            try {
+                String[] value = read.apply(kind, text);
+                canonical.put(column, value[0]);
+                types.put(column, value[1]);
+            } catch (CanonicalError error) {
+                throw columnError(column, Py.str(declared.get(column)), error);
+            }
+        });
+        return new Decoded(canonical, types).sorted();
+    }
+
+    /** The error of a value that cannot be read, naming its column as the Python decoders do. */
+    static CanonicalError columnError(String column, String declared, CanonicalError error) {
+        return new CanonicalError("column " + Py.repr(column) + " (" + declared + "): " + error.getMessage());
+    }
+}
