@@ -29,8 +29,8 @@
         (CKafka format one, OMS Default, SharePlex, Maxwell, GoldenGate JSON) keep every value as sent and
         type it `string` (docs/staged-contract.md): plain SQL, as a decoder would change nothing.
         The others run the dialect's value decoder in the JVM (cdcunify.CanonicalImage, the twin of
-        the Python decoders in cdc_unify.canonicalizers), given the image and its types as key and
-        value arrays, which keep their order. -#}
+        the Python decoders in cdc_unify.canonicalizers), given the image and its types as arrays of
+        entries, which keep their order. -#}
     {%- set time_zone = cdc_string_literal(var('source_time_zone')) %}
     {%- if dialect in ('ckafka_json', 'oms_default_json', 'oms_shareplex_json', 'maxwell_json', 'ogg_json') %}
     transform(
@@ -42,14 +42,7 @@
         )
     )[0]
     {%- else %}
-    cdc_jvm_canonical_image(
-        '{{ dialect }}',
-        map_keys({{ values }}),
-        map_values({{ values }}),
-        map_keys({{ source_types }}),
-        map_values({{ source_types }}),
-        {{ time_zone }}
-    )
+    cdc_jvm_canonical_image('{{ dialect }}', map_entries({{ values }}), map_entries({{ source_types }}), {{ time_zone }})
     {%- endif %}
 {%- endmacro %}
 

@@ -1115,7 +1115,7 @@ QUERY = """
 select i, r.error as error, map_keys(r.values) as vk, map_values(r.values) as vv, map_keys(r.types) as tk,
     map_values(r.types) as tv
 from (
-    select i, cdc_jvm_canonical_image(dialect, map_keys(v), map_values(v), map_keys(t), map_values(t), tz) as r
+    select i, cdc_jvm_canonical_image(dialect, map_entries(v), map_entries(t), tz) as r
     from (select i, dialect, tz, map_from_arrays(vk, vv) as v, map_from_arrays(tk, tv) as t from jvm_canonical_corpus)
 )
 """

@@ -4,25 +4,26 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
 import java.util.function.UnaryOperator;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
-import org.apache.spark.sql.api.java.UDF6;
+import org.apache.spark.sql.api.java.UDF4;
 import scala.collection.Seq;
 
 /**
- * SQL function `cdc_jvm_canonical_image(dialect, value_names, value_texts, type_names, type_texts,
- * source_tz)`: one row image in canonical text, the JVM twin of the Python value decoders
+ * SQL function `cdc_jvm_canonical_image(dialect, map_entries(image), map_entries(types), source_tz)`:
+ * one row image in canonical text, the JVM twin of the Python value decoders
  * (src/cdc_unify/canonicalizers, which stay the definition: tests/python/test_jvm_canonical.py
  * checks this against them) for every dialect that declares column types. Returns
  * struct<values, types, error> (`CANONICAL_IMAGE` of src/cdc_unify/jvm.py): what the Python
  * decoder returns, keys in its order, and the reason instead of a crash when a value cannot be
- * read as its type (the model quarantines the message `invalid_value`). The image and its types come as key and value arrays
- * (macro cdc_canonical_image), because a map argument reaches a Java function as a Scala map that
- * has lost its key order.
+ * read as its type (the model quarantines the message `invalid_value`). The image and its types
+ * come as arrays of entries (macro cdc_canonical_image), because a map argument reaches a Java
+ * function as a Scala map that has lost its key order.
  */
-public final class CanonicalImage implements UDF6<String, Seq<String>, Seq<String>, Seq<String>, Seq<String>, String, Row> {
+public final class CanonicalImage implements UDF4<String, Seq<Row>, Seq<Row>, String, Row> {
     private static final long serialVersionUID = 1L;
 
     /** One dialect's decoder: `canonicalize_image(values, source_types, source_tz)` of its module. */
@@ -42,7 +43,14 @@ public final class CanonicalImage implements UDF6<String, Seq<String>, Seq<Strin
         }
     }
 
+    /** One decoder per dialect and JVM: the MySQL family's caches its type lookups. */
+    private static final Map<String, Decoder> DECODERS = new ConcurrentHashMap<>();
+
     static Decoder decoder(String dialect) {
+        return DECODERS.computeIfAbsent(dialect, CanonicalImage::newDecoder);
+    }
+
+    private static Decoder newDecoder(String dialect) {
         return switch (dialect) {
             case "canal_json", "cloudcanal_json", "oms_canal_json" -> MysqlFamily.decoder(dialect);
             case "dataworks_json" -> DataWorksValues::decode;
@@ -53,24 +61,24 @@ public final class CanonicalImage implements UDF6<String, Seq<String>, Seq<Strin
     }
 
     @Override
-    public Row call(String dialect, Seq<String> names, Seq<String> texts, Seq<String> typeNames, Seq<String> typeTexts,
-            String sourceTz) {
+    public Row call(String dialect, Seq<Row> image, Seq<Row> types, String sourceTz) {
         Decoder decoder = decoder(dialect);
-        if (names == null) {
+        if (image == null) {
             return RowFactory.create(null, null, null);
         }
         try {
-            Decoded decoded = decoder.decode(map(names, texts), typeNames == null ? Map.of() : map(typeNames, typeTexts), sourceTz);
+            Decoded decoded = decoder.decode(map(image), types == null ? Map.of() : map(types), sourceTz);
             return RowFactory.create(decoded.values(), decoded.types(), null);
         } catch (CanonicalError error) {
             return RowFactory.create(null, null, error.getMessage());
         }
     }
 
-    private static Map<String, String> map(Seq<String> keys, Seq<String> values) {
+    private static Map<String, String> map(Seq<Row> entries) {
         Map<String, String> map = new LinkedHashMap<>();
-        for (int i = 0; i < keys.length(); i++) {
-            map.put(keys.apply(i), values.apply(i));
+        for (int i = 0; i < entries.length(); i++) {
+            Row entry = entries.apply(i);
+            map.put(entry.getString(0), entry.getString(1));
         }
         return map;
     }
