@@ -475,7 +475,7 @@ final class CanonicalText {
         if (!m.matches()) {
             throw new CanonicalError(Py.repr(text) + " is not a date YYYY-MM-DD");
         }
-        BigInteger year = new BigInteger(ascii(m.group(1)));
+        BigInteger year = Py.number(m.group(1));
         int month = Integer.parseInt(m.group(2));
         int day = Integer.parseInt(m.group(3));
         String problem = dateProblem(year, month, day);
@@ -497,13 +497,6 @@ final class CanonicalText {
             }
         }
         return true;
-    }
-
-    /** Unicode decimal digits (and a sign) as ASCII, for BigInteger. */
-    private static String ascii(String digits) {
-        StringBuilder out = new StringBuilder(digits.length());
-        digits.codePoints().forEach(c -> out.append(c == '-' ? '-' : (char) ('0' + Character.digit(c, 10))));
-        return out.toString();
     }
 
     /** `YYYY-MM-DD[ T]HH:MM:SS[.f]` -> the wall clock; refused unless a calendar date and time of day. */
@@ -619,6 +612,6 @@ final class CanonicalText {
         }
         String sign = m.group(1) == null ? "" : "-";
         return sign + String.format("%02d", Integer.parseInt(m.group(2))) + ":" + m.group(3) + ":" + m.group(4)
-                + fraction(nanosOf(m.group(5) == null ? null : ascii(m.group(5))));
+                + fraction(nanosOf(m.group(5) == null ? null : Py.ascii(m.group(5))));
     }
 }

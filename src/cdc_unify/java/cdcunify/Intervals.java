@@ -157,33 +157,27 @@ final class Intervals {
         throw new CanonicalError("unsupported interval qualifier " + start + (end.isEmpty() ? "" : " TO " + end));
     }
 
-    private static BigInteger number(String digits) {
-        StringBuilder ascii = new StringBuilder(digits.length());
-        digits.codePoints().forEach(c -> ascii.append((char) ('0' + Character.digit(c, 10))));
-        return new BigInteger(ascii.toString());
-    }
-
     private static Interval amount(List<String> units, List<String> fields, int sign) {
         String first = units.get(0);
         BigInteger signed = BigInteger.valueOf(sign);
         if (first.equals("QUARTER") || first.equals("WEEK")) {
-            BigInteger count = number(fields.get(0)).multiply(BigInteger.valueOf(first.equals("QUARTER") ? 3 : 7));
+            BigInteger count = Py.number(fields.get(0)).multiply(BigInteger.valueOf(first.equals("QUARTER") ? 3 : 7));
             return amount(List.of(first.equals("QUARTER") ? "MONTH" : "DAY"), List.of(count.toString()), sign);
         }
         if (first.equals("MICROSECOND")) {
-            return new Interval(BigInteger.ZERO, signed.multiply(number(fields.get(0))).multiply(BigInteger.valueOf(1000)), "ds");
+            return new Interval(BigInteger.ZERO, signed.multiply(Py.number(fields.get(0))).multiply(BigInteger.valueOf(1000)), "ds");
         }
         for (int i = 1; i < units.size(); i++) {
             String field = fields.get(i);
             String whole = field.contains(".") ? field.substring(0, field.indexOf('.')) : field;
-            if (number(whole).compareTo(BigInteger.valueOf(FIELD_LIMITS.get(units.get(i)))) >= 0) {
+            if (Py.number(whole).compareTo(BigInteger.valueOf(FIELD_LIMITS.get(units.get(i)))) >= 0) {
                 throw new CanonicalError("interval field " + units.get(i) + " = " + field + " is out of range");
             }
         }
         if (YM_UNITS.contains(first)) {
             BigInteger months = BigInteger.ZERO;
             for (int i = 0; i < units.size(); i++) {
-                months = months.add(number(fields.get(i)).multiply(BigInteger.valueOf(units.get(i).equals("YEAR") ? 12 : 1)));
+                months = months.add(Py.number(fields.get(i)).multiply(BigInteger.valueOf(units.get(i).equals("YEAR") ? 12 : 1)));
             }
             return new Interval(signed.multiply(months), BigInteger.ZERO, "ym");
         }
@@ -193,7 +187,7 @@ final class Intervals {
             int point = field.indexOf('.');
             String whole = point < 0 ? field : field.substring(0, point);
             String fraction = point < 0 ? null : field.substring(point + 1);
-            nanos = nanos.add(number(whole).multiply(BigInteger.valueOf(NANOS_PER.get(units.get(i)))))
+            nanos = nanos.add(Py.number(whole).multiply(BigInteger.valueOf(NANOS_PER.get(units.get(i)))))
                     .add(BigInteger.valueOf(CanonicalText.nanosOf(fraction)));
         }
         return new Interval(BigInteger.ZERO, signed.multiply(nanos), "ds");
@@ -217,7 +211,7 @@ final class Intervals {
             return BigInteger.ZERO;
         }
         boolean negative = text.startsWith("-");
-        BigInteger value = number(text.startsWith("-") || text.startsWith("+") ? text.substring(1) : text);
+        BigInteger value = Py.number(text.startsWith("-") || text.startsWith("+") ? text.substring(1) : text);
         return negative ? value.negate() : value;
     }
 
@@ -234,14 +228,8 @@ final class Intervals {
                 .add(part(m, 7).multiply(BigInteger.valueOf(NANOS_PER.get("MINUTE"))));
         String seconds = m.group(8);
         if (seconds != null) {
-            nanos = nanos.add(new java.math.BigDecimal(asciiNumber(seconds)).movePointRight(9).toBigInteger());
+            nanos = nanos.add(new java.math.BigDecimal(Py.ascii(seconds)).movePointRight(9).toBigInteger());
         }
         return new Interval(sign.multiply(months), sign.multiply(nanos), null);
-    }
-
-    private static String asciiNumber(String text) {
-        StringBuilder out = new StringBuilder(text.length());
-        text.codePoints().forEach(c -> out.append(c == '-' || c == '+' || c == '.' ? (char) c : (char) ('0' + Character.digit(c, 10))));
-        return out.toString();
     }
 }

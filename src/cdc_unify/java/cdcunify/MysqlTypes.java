@@ -76,10 +76,6 @@ final class MysqlTypes {
         return !text.isEmpty() && text.codePoints().allMatch(c -> Character.getType(c) == Character.DECIMAL_DIGIT_NUMBER);
     }
 
-    private static BigInteger number(String digits) {
-        return new BigInteger(Py.integer(digits));
-    }
-
     /** Logical type of a MySQL-style type text; null when not known. */
     static String mysql(String typeText) {
         if (typeText == null || typeText.isEmpty()) {
@@ -98,12 +94,12 @@ final class MysqlTypes {
             return "decimal";
         }
         if (DECIMAL_NAMES.contains(name)) {
-            BigInteger precision = !args.isEmpty() && isDigits(args.get(0)) ? number(args.get(0)) : BigInteger.TEN;
-            BigInteger scale = args.size() > 1 && isDigits(args.get(1)) ? number(args.get(1)) : BigInteger.ZERO;
+            BigInteger precision = !args.isEmpty() && isDigits(args.get(0)) ? Py.number(args.get(0)) : BigInteger.TEN;
+            BigInteger scale = args.size() > 1 && isDigits(args.get(1)) ? Py.number(args.get(1)) : BigInteger.ZERO;
             return "decimal(" + precision + "," + scale + ")";
         }
         if (name.equals("float")) {
-            boolean wide = args.size() == 1 && isDigits(args.get(0)) && number(args.get(0)).compareTo(BigInteger.valueOf(24)) > 0;
+            boolean wide = args.size() == 1 && isDigits(args.get(0)) && Py.number(args.get(0)).compareTo(BigInteger.valueOf(24)) > 0;
             return wide ? "double" : "float";
         }
         if (name.equals("bit")) {
@@ -134,7 +130,7 @@ final class MysqlTypes {
     /** Canal: BIT(n > 1) is sent as its number. */
     static String canal(String sourceType) {
         Matcher m = BIT_FIELD.matcher(Py.strip(sourceType == null ? "" : sourceType).toLowerCase(Locale.ROOT));
-        if (m.matches() && number(m.group(1)).compareTo(BigInteger.ONE) > 0) {
+        if (m.matches() && Py.number(m.group(1)).compareTo(BigInteger.ONE) > 0) {
             return "ubigint";
         }
         return source(sourceType);

@@ -58,11 +58,23 @@ final class Py {
         return words;
     }
 
-    /** `int(digits)` of decimal digits (any script's) as ASCII text. */
+    /** The text with every decimal digit (any script's, as Python's `\d` and `int()` read them)
+     * as its ASCII digit; signs, points and the rest kept. */
+    static String ascii(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        text.codePoints().forEach(c -> out.appendCodePoint(
+                Character.getType(c) == Character.DECIMAL_DIGIT_NUMBER ? '0' + Character.digit(c, 10) : c));
+        return out.toString();
+    }
+
+    /** `int(text)` of an optionally signed run of decimal digits (any script's). */
+    static BigInteger number(String text) {
+        return new BigInteger(ascii(text));
+    }
+
+    /** `str(int(digits))`: decimal digits (any script's) as canonical ASCII digits. */
     static String integer(String digits) {
-        StringBuilder ascii = new StringBuilder(digits.length());
-        digits.codePoints().forEach(c -> ascii.append((char) ('0' + Character.digit(c, 10))));
-        return new BigInteger(ascii.toString()).toString();
+        return number(digits).toString();
     }
 
     /** `str.isspace()` of one code point. */
