@@ -31,44 +31,30 @@ JAVA_SOURCES = Path(__file__).with_name("java")
 CACHE_ENV = "CDC_UNIFY_JVM_CACHE"
 JAVA_RELEASE = "17"
 
-FIELD = T.StructType(
-    [
-        T.StructField("present", T.BooleanType()),
-        T.StructField("text", T.StringType()),
-        T.StructField("nested", T.BooleanType()),
-    ]
-)
 TEXT_MAP = T.MapType(T.StringType(), T.StringType())
-TEXT_MAPS = T.ArrayType(TEXT_MAP)
-TEXTS = T.ArrayType(T.StringType())
-# One Canal FlatMessage as cdcunify.CanalValue builds it (same order): its name, code and time
-# fields as FIELD, whether each image and type field is present, the images as text maps.
-CANAL_MESSAGE = T.StructType(
-    [
-        *(T.StructField(name, FIELD) for name in ("type", "is_ddl", "database", "table", "sql", "gtid", "es", "ts")),
-        *(
-            T.StructField(f"has_{name}", T.BooleanType())
-            for name in ("data", "old", "pk_names", "mysql_type", "sql_type", "table_changes")
-        ),
-        T.StructField("data_rows", TEXT_MAPS),
-        T.StructField("data_nested", T.StringType()),
-        T.StructField("old_rows", TEXT_MAPS),
-        T.StructField("old_nested", T.StringType()),
-        T.StructField("pk_names", TEXTS),
-        T.StructField("mysql_types", TEXT_MAP),
-        T.StructField("sql_types", TEXT_MAP),
-        T.StructField("table_change_columns", TEXT_MAPS),
-        T.StructField("table_change_keys", TEXTS),
-    ]
-)
-CANAL_VALUE = T.StructType(
-    [
-        T.StructField("is_utf8", T.BooleanType()),
-        T.StructField("is_json", T.BooleanType()),
-        T.StructField("is_object", T.BooleanType()),
-        T.StructField("array_size", T.IntegerType()),
-        T.StructField("messages", T.ArrayType(CANAL_MESSAGE)),
-    ]
+# The staged rows of one landed Canal value as cdcunify.CanalRows builds them (same order): the
+# contract's decoded columns, its times as microseconds since the epoch.
+CANAL_ROWS = T.ArrayType(
+    T.StructType(
+        [
+            T.StructField("row_index", T.IntegerType()),
+            *(T.StructField(name, T.StringType()) for name in ("error_code", "error_detail", "event_kind", "op")),
+            T.StructField("database_name", T.StringType()),
+            T.StructField("table_name", T.StringType()),
+            T.StructField("primary_key_columns", T.ArrayType(T.StringType())),
+            T.StructField("before", TEXT_MAP),
+            T.StructField("after", TEXT_MAP),
+            T.StructField("before_is_partial", T.BooleanType()),
+            T.StructField("after_is_partial", T.BooleanType()),
+            T.StructField("column_source_types", TEXT_MAP),
+            T.StructField("column_types", TEXT_MAP),
+            T.StructField("event_ts_micros", T.LongType()),
+            T.StructField("event_ts_precision", T.StringType()),
+            T.StructField("emitted_ts_micros", T.LongType()),
+            T.StructField("transaction_id", T.StringType()),
+            T.StructField("ddl_statement", T.StringType()),
+        ]
+    )
 )
 # An image in canonical text (cdcunify.CanonicalImage): values, logical types, the reason it cannot be read.
 CANONICAL_IMAGE = T.StructType(
@@ -80,7 +66,7 @@ CANONICAL_IMAGE = T.StructType(
 )
 # SQL name -> (Java class, return type)
 FUNCTIONS = {
-    "cdc_canal_value": ("cdcunify.CanalValue", CANAL_VALUE),
+    "cdc_canal_rows": ("cdcunify.CanalRows", CANAL_ROWS),
     "cdc_jvm_canonical_image": ("cdcunify.CanonicalImage", CANONICAL_IMAGE),
     "cdc_exact_variant": ("cdcunify.ExactVariant", T.VariantType()),
 }

@@ -6,11 +6,9 @@
   exact-number corpus of test_exact_json (spec examples, the bad-input corpus, number edge cases)
   and the cases below: one RFC 8259 value with every number the string of its exact text, keys in
   UTF-8 order, no key twice, or null;
-- `cdc_canal_value` (the Canal models' reader) against the same fields read by Spark's own variant
-  functions from `cdc_exact_variant`'s document (`try_variant_get`, `is_variant_null`,
-  `schema_of_variant`, as the Canal models read them before the reader), on every Canal-shaped
-  value of the spec examples and the bad-input corpora of canal_json and oms_canal_json, and on
-  values built to reach each branch (nested names, non-object rows, null elements, odd types).
+- `cdc_canal_rows` (the Canal models' reader, checks and decoder; its oracle and corpus are in
+  test_jvm_canal_rows) against the SQL macros stg_ckafka_json__changes classifies Canal types and
+  epoch times with: the same event kind, op, unit and time for every type, isDdl and epoch text.
 """
 
 from __future__ import annotations
@@ -159,11 +157,9 @@ def test_spark_exact_variant_is_the_oracle_document():
     assert list(invalid.collect()[0]) == [None, None, None]
 
 
-# ---------------------------------------------------------------- cdc_canal_value
-SCALARS = {"type": "type", "is_ddl": "isDdl", "database": "database", "table": "table", "sql": "sql",
-           "gtid": "gtid", "es": "es", "ts": "ts"}  # fmt: skip
-PRESENT = {"data": "data", "old": "old", "pk_names": "pkNames", "mysql_type": "mysqlType", "sql_type": "sqlType",
-           "table_changes": "tableChanges"}  # fmt: skip
+# ---------------------------------------------------------------- cdc_canal_rows
+# Values that reach each branch of the reader (nested names, non-object rows, null elements, odd
+# types); with the spec examples and the bad-input corpora, the corpus of test_jvm_canal_rows.
 CANAL_EXTRA = [
     '{"type": {"a": 1}, "database": ["d"], "table": {"t": 2}, "es": true, "ts": null, "isDdl": false}',
     '{"type": "INSERT", "data": [{"a": 1, "b": {"x": [1, 2]}, "c": null}, null, 3, {"d": [], "e": {}}]}',
@@ -179,36 +175,15 @@ CANAL_EXTRA = [
     "42",
     '{"\\u00e9": 1, "type": "HEARTBEAT", "data": "nope"}',
 ]
-# The JSON macros every other JSON model still reads its variant with (macros/staging.sql).
-JSON_MACROS = jinja2.Environment().from_string((ROOT / "macros" / "staging.sql").read_text(encoding="utf-8")).module
-
-
-def _rows_of(field: str) -> str:
-    return f"try_variant_get(m['{field}'], '$', 'array<map<string, variant>>')"
-
-
-# The reader's fields as the Canal models read them from a message variant `m` (before the reader),
-# through those macros where one existed.
-READ_BY_SPARK = {
-    **{f"{name}_present": str(JSON_MACROS.cdc_json_present(f"m['{key}']")) for name, key in SCALARS.items()},
-    **{f"{name}_text": str(JSON_MACROS.cdc_json_text(f"m['{key}']")) for name, key in SCALARS.items()},
-    **{f"{name}_nested": str(JSON_MACROS.cdc_json_is_nested(f"m['{key}']")) for name, key in SCALARS.items()},
-    **{f"has_{name}": str(JSON_MACROS.cdc_json_present(f"m['{key}']")) for name, key in PRESENT.items()},
-    **{f"{field}_rows": f"transform({_rows_of(field)}, r -> {JSON_MACROS.cdc_image_values('r')})" for field in ("data", "old")},
-    **{f"{field}_nested": f"array_join(transform(coalesce({_rows_of(field)}, array()), r -> {JSON_MACROS.cdc_nested_columns('r')}), '')"
-       for field in ("data", "old")},
-    "pk_names": "try_variant_get(m['pkNames'], '$', 'array<string>')",
-    "mysql_types": "try_variant_get(m['mysqlType'], '$', 'map<string, string>')",
-    "sql_types": "try_variant_get(m['sqlType'], '$', 'map<string, string>')",
-    "table_change_columns": "try_variant_get(m['tableChanges'], '$.table.columns', 'array<map<string, string>>')",
-    "table_change_keys": "try_variant_get(m['tableChanges'], '$.table.primaryKeyColumnNames', 'array<string>')",
-}  # fmt: skip
-READ_BY_JVM = {
-    **{f"{name}_{part}": f"m.{name}.{part}" for name in SCALARS for part in ("present", "text", "nested")},
-    **{f"has_{name}": f"m.has_{name}" for name in PRESENT},
-    **{name: f"m.{name}" for name in ("data_rows", "data_nested", "old_rows", "old_nested", "pk_names", "mysql_types",
-                                        "sql_types", "table_change_columns", "table_change_keys")},
-}  # fmt: skip
+# The Canal macros stg_ckafka_json__changes still classifies with (macros/canal.sql).
+CANAL_MACROS = jinja2.Environment().from_string((ROOT / "macros" / "canal.sql").read_text(encoding="utf-8")).module
+CANAL_TYPES = ["INSERT", "UPDATE", "DELETE", "CREATE", "ALTER", "ERASE", "QUERY", "TRUNCATE", "RENAME", "CINDEX",
+               "DINDEX", "GTID", "XACOMMIT", "XAROLLBACK", "TRANSACTIONBEGIN", "TRANSACTIONEND", "MHEARTBEAT",
+               "HEARTBEAT", "insert", "QUERY ", "ROWDATA", "1", ""]  # fmt: skip
+EPOCH_TEXTS = ["0", "1", "12345678901", "123456789012", "1700000000000", "12345678901234", "123456789012345",
+               "12345678901234567", "123456789012345678", "9223372036854775807", "9999999999999999999",
+               "12345678901234567890", "0012", "123\n", "123\r\n", "123\u0085", "123\u2028", " 123", "-1", "1.5",
+               "1e3", "\uff11\uff12"]  # fmt: skip
 
 
 def canal_values() -> list[bytes]:
@@ -221,78 +196,51 @@ def canal_values() -> list[bytes]:
     return list(dict.fromkeys(values))
 
 
-def _rows(frame: Any) -> list[dict[str, Any]]:
-    return [row.asDict(recursive=True) for row in frame.collect()]
+def _canal_message(canal_type: str, is_ddl: Any, es: Any) -> bytes:
+    message = {"type": canal_type, "database": "d", "table": "t", "sql": "x", "es": es, "data": [{"a": "1"}]}
+    if is_ddl is not None:
+        message["isDdl"] = is_ddl
+    return json.dumps(message).encode()
 
 
 @pytest.mark.spark
-def test_spark_canal_value_reads_each_message_as_spark_reads_its_variant():
+def test_spark_canal_rows_classify_types_and_times_as_the_ckafka_macros():
+    """The Canal models classify in Java what stg_ckafka_json__changes classifies in SQL: each
+    type, isDdl and epoch text gets the same event kind, op, unit and time from both."""
     from harness import spark_session
 
-    spark = spark_session()
-    values = canal_values()
-    assert len(values) > 60
-    spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i int, v binary").createOrReplaceTempView(
-        "canal_corpus"
+    cases = [(t, d, "1700000000000") for t in CANAL_TYPES for d in (None, True, False, "FALSE", "no")]
+    cases += [("INSERT", None, es) for es in EPOCH_TEXTS]
+    frame = spark_session().createDataFrame(
+        [
+            (i, t, None if d is None else str(d).lower(), es, _canal_message(t, d, es))
+            for i, (t, d, es) in enumerate(cases)
+        ],
+        "i int, canal_type string, is_ddl_text string, es_text string, v binary",
     )
-    documents = spark.sql(
-        "select i, cdc_canal_value(v) as jvm, case when is_valid_utf8(cast(v as string)) then cdc_exact_variant(v) end as d"
-        " from canal_corpus"
-    )
-    documents.createOrReplaceTempView("canal_documents")
-    by_value = spark.sql(
-        """
-        select
-            i,
-            jvm.is_utf8 as jvm_utf8, is_valid_utf8(cast(v as string)) as spark_utf8,
-            jvm.is_json as jvm_json, d is not null as spark_json,
-            jvm.is_object as jvm_object, try_variant_get(d, '$', 'map<string, variant>') is not null as spark_object,
-            jvm.array_size as jvm_size, size(try_variant_get(d, '$', 'array<variant>')) as spark_size
-        from canal_documents join canal_corpus using (i)
-        where v is not null
-        """
-    )
-    for row in _rows(by_value):
-        assert (row["jvm_utf8"], row["jvm_json"] if row["spark_utf8"] else False) == (
-            row["spark_utf8"],
-            row["spark_json"],
-        ), values[row["i"]][:200]
-        if row["spark_json"]:
-            assert (row["jvm_object"], row["jvm_size"] if row["spark_size"] != -1 else None) == (
-                row["spark_object"],
-                None if row["spark_size"] in (-1, None) else row["spark_size"],
-            ), values[row["i"]][:200]
-    spark_messages = spark.sql(
-        f"""
-        select i, message_index, {", ".join(f"{expression} as {name}" for name, expression in READ_BY_SPARK.items())}
-        from canal_documents
-            lateral view posexplode(case when try_variant_get(d, '$', 'map<string, variant>') is not null
-                then array(try_variant_get(d, '$', 'map<string, variant>'))
-                else transform(try_variant_get(d, '$', 'array<variant>'), e -> try_variant_get(e, '$', 'map<string, variant>'))
-            end) messages as message_index, m
-        where m is not null
-        """
-    )
-    jvm_messages = spark.sql(
-        f"""
-        select i, message_index, {", ".join(f"{expression} as {name}" for name, expression in READ_BY_JVM.items())}
-        from canal_documents lateral view posexplode(jvm.messages) messages as message_index, m
-        where m is not null
-        """
-    )
-    want = {(r["i"], r["message_index"]): r for r in _rows(spark_messages)}
-    got = {(r["i"], r["message_index"]): r for r in _rows(jvm_messages)}
-    assert len(want) > 60 and got.keys() == want.keys()
-    for key, row in want.items():
-        assert got[key] == row, values[key[0]][:300]
-    # Map keys come in the variant's order, which the dicts above do not compare.
-    ordered = spark.sql(
-        "select to_json(get(cdc_canal_value(v).messages, 0).mysql_types) as jvm,"
-        " to_json(try_variant_get(cdc_exact_variant(v), '$.mysqlType', 'map<string, string>')) as spark"
-        " from canal_corpus where is_valid_utf8(cast(v as string)) and cdc_canal_value(v).is_object"
-    )
-    typed = [row for row in _rows(ordered) if row["spark"] is not None]
-    assert len(typed) >= 10 and all(row["jvm"] == row["spark"] for row in typed)
+    unit = CANAL_MACROS.canal_epoch_unit("es_text")
+    rows = frame.selectExpr(
+        "i",
+        f"{CANAL_MACROS.canal_event_kind('canal_type', 'is_ddl_text')} as sql_kind",
+        f"{CANAL_MACROS.canal_op('canal_type')} as sql_op",
+        f"{unit} as sql_unit",
+        f"unix_micros({CANAL_MACROS.canal_epoch_timestamp('es_text', unit)}) as sql_ts",
+        "cdc_canal_rows('canal_json', v, 'UTC')[0] as java",
+    ).collect()
+    assert len(rows) == len(cases) > 130
+    for row in rows:
+        java, case = row.java, cases[row.i]
+        if row.sql_kind is None:
+            assert java.error_code == "unknown_op", case
+        elif row.sql_ts is None:
+            assert java.error_code == "invalid_timestamp", case
+        else:
+            assert java.error_code is None, (case, java.error_detail)
+            assert (java.event_kind, java.op, java.event_ts_precision) == (row.sql_kind, row.sql_op, row.sql_unit), case
+            assert java.event_ts_micros == row.sql_ts, case
+    kinds = {row.sql_kind for row in rows}
+    assert kinds == {"ROW", "DDL", "OTHER", "TRANSACTION", "HEARTBEAT", None}
+    assert {row.sql_unit for row in rows} == {"s", "ms", "us", "ns", None}
 
 
 @pytest.mark.spark

@@ -60,18 +60,29 @@ public final class CanonicalImage implements UDF4<String, Seq<Row>, Seq<Row>, St
         };
     }
 
-    @Override
-    public Row call(String dialect, Seq<Row> image, Seq<Row> types, String sourceTz) {
+    /** A decoded image: its canonical values and logical types, or the reason it cannot be read. */
+    record Image(Map<String, String> values, Map<String, String> types, String error) {
+        static final Image NONE = new Image(null, null, null);
+    }
+
+    /** The image through the dialect's decoder; NONE for no image. */
+    static Image image(String dialect, Map<String, String> values, Map<String, String> declared, String sourceTz) {
         Decoder decoder = decoder(dialect);
-        if (image == null) {
-            return RowFactory.create(null, null, null);
+        if (values == null) {
+            return Image.NONE;
         }
         try {
-            Decoded decoded = decoder.decode(map(image), types == null ? Map.of() : map(types), sourceTz);
-            return RowFactory.create(decoded.values(), decoded.types(), null);
+            Decoded decoded = decoder.decode(values, declared == null ? Map.of() : declared, sourceTz);
+            return new Image(decoded.values(), decoded.types(), null);
         } catch (CanonicalError error) {
-            return RowFactory.create(null, null, error.getMessage());
+            return new Image(null, null, error.getMessage());
         }
+    }
+
+    @Override
+    public Row call(String dialect, Seq<Row> image, Seq<Row> types, String sourceTz) {
+        Image decoded = image(dialect, image == null ? null : map(image), types == null ? null : map(types), sourceTz);
+        return RowFactory.create(decoded.values(), decoded.types(), decoded.error());
     }
 
     private static Map<String, String> map(Seq<Row> entries) {
