@@ -655,3 +655,18 @@ def test_the_landing_test_warns_of_rows_without_landed_at_per_table_and_feed(spa
             Path(urlparse(path).path).unlink()
         spark.sql(f"refresh table {table}")
     assert checked() == ("pass", 0)
+
+
+@pytest.mark.spark
+def test_a_load_is_written_in_row_groups_a_scan_can_split(spark, tmp_path, feed, monkeypatch):
+    """One file per load, but in row groups of LANDING_ROW_GROUP_BYTES: Parquet splits a file
+    between tasks only at row groups, and a staging model has no shuffle to spread its work."""
+    path = tmp_path / "many.jsonl"
+    path.write_bytes(b"\n".join(b'{"id": %d, "pad": "%s"}' % (i, b"x" * 200) for i in range(3000)))
+    monkeypatch.setattr(landing, "LANDING_ROW_GROUP_BYTES", 64 * 1024)
+    landing.write_load(spark, prepare_load("maxwell_json", feed, [path]), landed_at=LANDED_AT)
+    (file,) = feed_files(spark, "maxwell_json", feed)
+    metadata = pq.ParquetFile(file).metadata
+    assert metadata.num_rows == 3000 and metadata.num_row_groups > 4
+    sizes = [metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups)]
+    assert max(sizes) < 2 * 64 * 1024
