@@ -32,30 +32,35 @@ CACHE_ENV = "CDC_UNIFY_JVM_CACHE"
 JAVA_RELEASE = "17"
 
 TEXT_MAP = T.MapType(T.StringType(), T.StringType())
-# The staged rows of one landed Canal value as cdcunify.CanalRows builds them (same order): the
-# contract's decoded columns, its times as microseconds since the epoch.
-CANAL_ROWS = T.ArrayType(
-    T.StructType(
-        [
-            T.StructField("row_index", T.IntegerType()),
-            *(T.StructField(name, T.StringType()) for name in ("error_code", "error_detail", "event_kind", "op")),
-            T.StructField("database_name", T.StringType()),
-            T.StructField("table_name", T.StringType()),
-            T.StructField("primary_key_columns", T.ArrayType(T.StringType())),
-            T.StructField("before", TEXT_MAP),
-            T.StructField("after", TEXT_MAP),
-            T.StructField("before_is_partial", T.BooleanType()),
-            T.StructField("after_is_partial", T.BooleanType()),
-            T.StructField("column_source_types", TEXT_MAP),
-            T.StructField("column_types", TEXT_MAP),
-            T.StructField("event_ts_micros", T.LongType()),
-            T.StructField("event_ts_precision", T.StringType()),
-            T.StructField("emitted_ts_micros", T.LongType()),
-            T.StructField("transaction_id", T.StringType()),
-            T.StructField("ddl_statement", T.StringType()),
-        ]
-    )
-)
+# The types of a message function's staged-row fields; every other field is a string.
+STAGED_FIELD_TYPES = {
+    "row_index": T.IntegerType(),
+    "primary_key_columns": T.ArrayType(T.StringType()),
+    **dict.fromkeys(("before", "after", "column_source_types", "column_types"), TEXT_MAP),
+    **dict.fromkeys(("before_is_partial", "after_is_partial"), T.BooleanType()),
+    **dict.fromkeys(("event_ts_micros", "emitted_ts_micros"), T.LongType()),
+}
+
+
+def staged_rows(*names: str) -> T.ArrayType:
+    """The rows a message function (cdcunify.CanalRows, CloudCanalRows) builds, fields in its order:
+    row_index, error_code, error_detail, then the contract's decoded columns it fills, its times
+    as microseconds since the epoch."""
+    fields = ("row_index", "error_code", "error_detail", *names)
+    return T.ArrayType(T.StructType([T.StructField(n, STAGED_FIELD_TYPES.get(n, T.StringType())) for n in fields]))
+
+
+CANAL_ROWS = staged_rows(
+    "event_kind", "op", "database_name", "table_name", "primary_key_columns", "before", "after",
+    "before_is_partial", "after_is_partial", "column_source_types", "column_types", "event_ts_micros",
+    "event_ts_precision", "emitted_ts_micros", "transaction_id", "ddl_statement",
+)  # fmt: skip
+# `message_op` is the op, null for a DDL whose statement the model classifies (cdc_ddl_op).
+CLOUDCANAL_ROWS = staged_rows(
+    "event_kind", "message_op", "database_name", "schema_name", "table_name", "primary_key_columns",
+    "primary_key_source", "before", "after", "before_is_partial", "after_is_partial", "column_source_types",
+    "column_types", "event_ts_micros", "emitted_ts_micros", "ddl_statement",
+)  # fmt: skip
 # An image in canonical text (cdcunify.CanonicalImage): values, logical types, the reason it cannot be read.
 CANONICAL_IMAGE = T.StructType(
     [
@@ -67,6 +72,7 @@ CANONICAL_IMAGE = T.StructType(
 # SQL name -> (Java class, return type)
 FUNCTIONS = {
     "cdc_canal_rows": ("cdcunify.CanalRows", CANAL_ROWS),
+    "cdc_cloudcanal_rows": ("cdcunify.CloudCanalRows", CLOUDCANAL_ROWS),
     "cdc_jvm_canonical_image": ("cdcunify.CanonicalImage", CANONICAL_IMAGE),
     "cdc_exact_variant": ("cdcunify.ExactVariant", T.VariantType()),
 }

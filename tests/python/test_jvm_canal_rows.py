@@ -26,10 +26,10 @@ from typing import Any
 import pytest
 
 from canal_rows_oracle import FIELDS, canal_rows
+from staged_rows_oracle import assert_oracle_rows
 
 DIALECTS = ("canal_json", "oms_canal_json")
 SHANGHAI = "Asia/Shanghai"
-MAP_FIELDS = ("before", "after", "column_source_types", "column_types")
 ERROR_CODES = (
     "invalid_utf8", "invalid_json", "wrong_shape", "missing_field", "unknown_op", "invalid_timestamp", "invalid_value",
 )  # fmt: skip
@@ -227,32 +227,6 @@ def corpus() -> list[bytes | None]:
     return list(dict.fromkeys(values))
 
 
-# ---------------------------------------------------------------- comparing
-def pairs(row: dict[str, Any]) -> dict[str, Any]:
-    """An oracle row with its maps as (key, value) pairs, so that key order counts."""
-    return {k: list(v.items()) if k in MAP_FIELDS and v is not None else v for k, v in row.items()}
-
-
-def spark_pairs(row: Any) -> dict[str, Any]:
-    """A collected struct (maps as map_entries) as `pairs` has it."""
-    fields = row.asDict()
-    return {k: [tuple(e) for e in v] if k in MAP_FIELDS and v is not None else v for k, v in fields.items()}
-
-
-def oracle_rows(dialect: str, value: bytes | None, tz: str) -> list[dict[str, Any]]:
-    return [pairs(r) for r in canal_rows(dialect, value, tz)]
-
-
-def first_difference(expected: list[dict], actual: list[dict]) -> str:
-    if len(expected) != len(actual):
-        return f"{len(actual)} rows, expected {len(expected)}: {actual!r:.600} vs {expected!r:.600}"
-    for want, got in zip(expected, actual, strict=True):
-        for name in FIELDS:
-            if want[name] != got[name]:
-                return f"row {want['row_index']} field {name}: {got[name]!r:.400}, expected {want[name]!r:.400}"
-    return ""
-
-
 def test_corpus_reaches_every_error_code_and_event_kind():
     rows = [r for v in corpus() for d in DIALECTS for r in canal_rows(d, v, SHANGHAI)]
     assert len(corpus()) >= 500
@@ -264,26 +238,11 @@ def test_corpus_reaches_every_error_code_and_event_kind():
 def test_spark_cdc_canal_rows_gives_the_oracles_rows_for_every_value():
     from harness import spark_session
 
-    spark = spark_session()
     values = corpus()
     cases = [(d, v, SHANGHAI) for d in DIALECTS for v in values]
     zoned = [v for v in values if v is not None and b"timestamp" in v][:30]  # a source zone matters
     cases += [(d, v, "UTC") for d in DIALECTS for v in zoned]
-    spark.createDataFrame(
-        list(enumerate(cases)), "i int, c struct<d: string, v: binary, tz: string>"
-    ).createOrReplaceTempView("canal_rows_corpus")
-    fields = ", ".join(f"'{f}', " + (f"map_entries(r.{f})" if f in MAP_FIELDS else f"r.{f}") for f in FIELDS)
-    frame = spark.sql(
-        f"select i, transform(raw, r -> named_struct({fields})) as rows"
-        " from (select i, cdc_canal_rows(c.d, c.v, c.tz) as raw from canal_rows_corpus)"
-    )
-    returned = spark.sql("select cdc_canal_rows('canal_json', cast(null as binary), 'UTC') as raw").schema["raw"]
-    assert [f.name for f in returned.dataType.elementType.fields] == list(FIELDS)
-    failures = []
-    for row in frame.collect():
-        dialect, value, tz = cases[row.i]
-        actual = [spark_pairs(r) for r in row.rows or []]
-        difference = first_difference(oracle_rows(dialect, value, tz), actual)
-        if difference:
-            failures.append(f"{dialect} {tz} {value if value is None else value[:200]!r}: {difference}")
-    assert not failures, f"{len(failures)} of {len(cases)} values differ:\n" + "\n".join(failures[:30])
+    assert_oracle_rows(
+        spark_session(), "cdc_canal_rows(c.d, c.v, c.tz)", cases, "struct<d: string, v: binary, tz: string>", FIELDS,
+        canal_rows,
+    )  # fmt: skip

@@ -1,6 +1,5 @@
 package cdcunify;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -8,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.api.java.UDF3;
 
 /**
@@ -35,27 +33,29 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
         Pattern.compile("^[0-9]{15,17}$"), Pattern.compile("^[0-9]{18,19}$"),
     };
     private static final String[] UNITS = {"s", "ms", "us", "ns"};
+    /** The decoded columns of a row, event_kind to ddl_statement (CANAL_ROWS). */
+    private static final int WIDTH = 16;
 
     @Override
     public List<Row> call(String dialect, byte[] value, String sourceTz) {
         if (value == null) {
-            return List.of(staged(0, new Object[16]));
+            return StagedRow.tombstone(WIDTH);
         }
         String text = ExactJson.utf8(value);
         if (text == null) {
-            return quarantined("invalid_utf8", "the value is not valid UTF-8");
+            return StagedRow.quarantined("invalid_utf8", "the value is not valid UTF-8", WIDTH);
         }
         Object document = ExactJson.parse(text);
         if (document == null) {
-            return quarantined("invalid_json", "the value is not valid JSON (RFC 8259; duplicate keys are rejected too)");
+            return StagedRow.quarantined("invalid_json", "the value is not valid JSON (RFC 8259; duplicate keys are rejected too)", WIDTH);
         }
         boolean isArray = document instanceof List;
         List<?> elements = isArray ? (List<?>) document : document instanceof Map ? List.of(document) : null;
         if (elements == null) {
-            return quarantined("wrong_shape", "the JSON value is neither a FlatMessage object nor an array of them");
+            return StagedRow.quarantined("wrong_shape", "the JSON value is neither a FlatMessage object nor an array of them", WIDTH);
         }
         if (elements.isEmpty()) {
-            return quarantined("wrong_shape", "the JSON array holds no FlatMessage");
+            return StagedRow.quarantined("wrong_shape", "the JSON array holds no FlatMessage", WIDTH);
         }
         List<Message> messages = new ArrayList<>(elements.size());
         for (int i = 0; i < elements.size(); i++) {
@@ -63,7 +63,7 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
             Message message = object == null ? null : new Message(object);
             String[] error = message == null ? new String[] {"wrong_shape", "the element is not a JSON object"} : message.error();
             if (error != null) {
-                return quarantined(error[0], isArray ? "message " + i + ": " + error[1] : error[1]);
+                return StagedRow.quarantined(error[0], isArray ? "message " + i + ": " + error[1] : error[1], WIDTH);
             }
             messages.add(message);
         }
@@ -71,28 +71,10 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
         for (int i = 0; i < messages.size(); i++) {
             String failure = messages.get(i).stage(dialect, sourceTz, rows, isArray ? "message " + i : null);
             if (failure != null) {
-                return quarantined("invalid_value", failure);
+                return StagedRow.quarantined("invalid_value", failure, WIDTH);
             }
         }
         return rows;
-    }
-
-    private static List<Row> quarantined(String code, String detail) {
-        Object[] decoded = new Object[16];
-        return List.of(RowFactory.create(withHead(0, code, detail, decoded)));
-    }
-
-    private static Row staged(int rowIndex, Object[] decoded) {
-        return RowFactory.create(withHead(rowIndex, null, null, decoded));
-    }
-
-    private static Object[] withHead(int rowIndex, String code, String detail, Object[] decoded) {
-        Object[] fields = new Object[decoded.length + 3];
-        fields[0] = rowIndex;
-        fields[1] = code;
-        fields[2] = detail;
-        System.arraycopy(decoded, 0, fields, 3, decoded.length);
-        return fields;
     }
 
     /** One FlatMessage's fields, read as the model's checks and columns use them. */
@@ -211,7 +193,7 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
                 return stageRows(dialect, sourceTz, rows, messageLabel);
             }
             Map<String, String> ddlTypes = "DDL".equals(eventKind) && tableChangeColumns != null
-                    ? asSpark(tableChangeTypes()) : null;
+                    ? SparkText.asSpark(tableChangeTypes()) : null;
             CanonicalImage.Image after = ddlTypes == null ? CanonicalImage.Image.NONE
                     : CanonicalImage.image(dialect, Map.of(), ddlTypes, sourceTz);
             if (after.error() != null) {
@@ -219,19 +201,19 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
             }
             List<String> keys = "DDL".equals(eventKind) ? names(ExactJson.textArray(
                     ExactJson.at(fields.get("tableChanges"), "table", "primaryKeyColumnNames"))) : List.of();
-            rows.add(staged(rows.size(), columns(keys, null, null, ddlTypes, after.types())));
+            rows.add(StagedRow.decoded(rows.size(), columns(keys, null, null, ddlTypes, after.types())));
             return null;
         }
 
         private String stageRows(String dialect, String sourceTz, List<Row> rows, String messageLabel) {
-            Map<String, String> declared = asSpark(rowSourceTypes());
+            Map<String, String> declared = SparkText.asSpark(rowSourceTypes());
             List<String> keys = names(pkNames);
             for (int r = 0; r < dataRows.size(); r++) {
-                Map<String, String> data = asSpark(dataRows.get(r));
+                Map<String, String> data = SparkText.asSpark(dataRows.get(r));
                 Map<String, String> old = "UPDATE".equals(canalType) && oldRows != null && r < oldRows.size()
-                        ? asSpark(oldRows.get(r)) : null;
+                        ? SparkText.asSpark(oldRows.get(r)) : null;
                 Map<String, String> beforeValues = switch (canalType) {
-                    case "UPDATE" -> union(data, old);
+                    case "UPDATE" -> SparkText.union(data, old);
                     case "DELETE" -> data;
                     default -> null;
                 };
@@ -241,7 +223,7 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
                 if (before.error() != null || after.error() != null) {
                     return failure(messageLabel, r, before, after);
                 }
-                rows.add(staged(rows.size(), columns(keys, before, after, declared, union(before.types(), after.types()))));
+                rows.add(StagedRow.decoded(rows.size(), columns(keys, before, after, declared, SparkText.union(before.types(), after.types()))));
             }
             return null;
         }
@@ -251,10 +233,10 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
                 Map<String, String> sourceTypes, Map<String, String> types) {
             boolean row = before != null;
             return new Object[] {
-                eventKind, op(canalType), nullIfEmpty(databaseText), nullIfEmpty(tableText), keys,
+                eventKind, op(canalType), SparkText.nullIfEmpty(databaseText), SparkText.nullIfEmpty(tableText), keys,
                 row ? before.values() : null, row ? after.values() : null,
                 row && before.values() != null ? Boolean.FALSE : null, row && after.values() != null ? Boolean.FALSE : null,
-                sourceTypes, types, esMicros, esUnit, tsMicros, nullIfEmpty(gtidText),
+                sourceTypes, types, esMicros, esUnit, tsMicros, SparkText.nullIfEmpty(gtidText),
                 "DDL".equals(eventKind) ? sqlText : null,
             };
         }
@@ -273,7 +255,7 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
                 mysql = new LinkedHashMap<>(mysqlTypes);
                 mysql.values().removeIf(declared -> declared == null);
             }
-            return union(jdbc, mysql);
+            return SparkText.union(jdbc, mysql);
         }
 
         /** CloudCanal tableChanges columns: name -> typeExpression, else typeName, else
@@ -362,7 +344,7 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
         if (unit == null) {
             return null;
         }
-        Long number = sparkLong(text);
+        Long number = SparkText.bigint(text);
         if (number == null) {
             return null;
         }
@@ -372,21 +354,6 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
             case "us" -> number;
             default -> number / 1_000L;
         };
-    }
-
-    /** try_cast(text as bigint) of a text `epochUnit` matched: its digits, with the line
-     * terminator `$` may have matched before (Spark's cast trims `\n` and `\r`, not U+0085,
-     * U+2028 or U+2029); null when it overflows. */
-    private static Long sparkLong(String text) {
-        int end = text.length();
-        while (end > 0 && (text.charAt(end - 1) == '\n' || text.charAt(end - 1) == '\r')) {
-            end--;
-        }
-        try {
-            return Long.parseLong(text.substring(0, end));
-        } catch (NumberFormatException e) {
-            return null;
-        }
     }
 
     /** Names without nulls, empties or repeats, in first-seen order; empty for no list. */
@@ -402,53 +369,7 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
         return new ArrayList<>(kept);
     }
 
-    /** Both maps, `second` winning on a shared key and its columns last (cdc_map_union). */
-    static Map<String, String> union(Map<String, String> first, Map<String, String> second) {
-        Map<String, String> union = new LinkedHashMap<>();
-        if (first != null) {
-            first.forEach((column, text) -> {
-                if (second == null || !second.containsKey(column)) {
-                    union.put(column, text);
-                }
-            });
-        }
-        if (second != null) {
-            union.putAll(second);
-        }
-        return union;
-    }
-
-    /** The texts as a Spark string holds them (a lone surrogate becomes '?'), which is what the
-     * decoder's refusal texts quote. */
-    private static Map<String, String> asSpark(Map<String, String> texts) {
-        if (texts == null || texts.entrySet().stream().noneMatch(e -> hasSurrogate(e.getKey()) || hasSurrogate(e.getValue()))) {
-            return texts;
-        }
-        Map<String, String> held = new LinkedHashMap<>();
-        texts.forEach((column, text) -> held.put(asSpark(column), asSpark(text)));
-        return held;
-    }
-
-    private static String asSpark(String text) {
-        return hasSurrogate(text) ? new String(text.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8) : text;
-    }
-
-    private static boolean hasSurrogate(String text) {
-        if (text != null) {
-            for (int i = 0; i < text.length(); i++) {
-                if (Character.isSurrogate(text.charAt(i))) {
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
-
     private static boolean blank(String text) {
         return text == null || text.isEmpty();
-    }
-
-    private static String nullIfEmpty(String text) {
-        return blank(text) ? null : text;
     }
 }

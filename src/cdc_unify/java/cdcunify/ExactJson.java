@@ -160,6 +160,11 @@ public final class ExactJson {
         if (value instanceof Boolean b) {
             return b.toString();
         }
+        return json(value);
+    }
+
+    /** to_json of the value as the variant holds it: a string quoted, a number as a string. */
+    public static String json(Object value) {
         StringWriter out = new StringWriter();
         try (JsonGenerator generator = new JsonFactory().createGenerator(out)) {
             write(generator, value);

@@ -1,0 +1,138 @@
+package cdcunify;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** What the message functions (CanalRows, CloudCanalRows) need of Spark's own rules, so that a
+ * row they build is the one the SQL they replace built. */
+final class SparkText {
+    private SparkText() {}
+
+    /** The text as a Spark string holds it (a lone surrogate becomes '?'), which is what the
+     * decoder's refusal texts quote. */
+    static String asSpark(String text) {
+        return hasSurrogate(text) ? new String(text.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8) : text;
+    }
+
+    /** The map's keys and values as Spark holds them; the map itself when nothing changes. */
+    static Map<String, String> asSpark(Map<String, String> texts) {
+        if (texts == null || texts.entrySet().stream().noneMatch(e -> hasSurrogate(e.getKey()) || hasSurrogate(e.getValue()))) {
+            return texts;
+        }
+        Map<String, String> held = new LinkedHashMap<>();
+        texts.forEach((column, text) -> held.put(asSpark(column), asSpark(text)));
+        return held;
+    }
+
+    /** A parsed JSON value (ExactJson's tree) as Spark's variant functions give it back: every
+     * string as Spark holds it, an object's keys in Java string (UTF-16) order. The value itself
+     * when no key or string holds a surrogate (code point order is then UTF-16 order). */
+    static Object tree(Object value) {
+        if (value instanceof String text) {
+            return asSpark(text);
+        }
+        if (value instanceof List<?> array) {
+            List<Object> held = new ArrayList<>(array.size());
+            boolean changed = false;
+            for (Object element : array) {
+                Object readBack = tree(element);
+                changed |= readBack != element;
+                held.add(readBack);
+            }
+            return changed ? held : value;
+        }
+        Map<String, Object> object = ExactJson.object(value);
+        if (object == null) {
+            return value;
+        }
+        boolean reorder = object.keySet().stream().anyMatch(SparkText::hasSurrogate);
+        Map<String, Object> held = reorder ? new TreeMap<>() : new LinkedHashMap<>();
+        boolean changed = reorder;
+        for (Map.Entry<String, Object> field : object.entrySet()) {
+            Object readBack = tree(field.getValue());
+            changed |= readBack != field.getValue();
+            held.put(asSpark(field.getKey()), readBack);
+        }
+        return changed ? new LinkedHashMap<>(held) : value;
+    }
+
+    private static boolean hasSurrogate(String text) {
+        if (text != null) {
+            for (int i = 0; i < text.length(); i++) {
+                if (Character.isSurrogate(text.charAt(i))) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** try_cast(text as bigint) of a text a `^-?[0-9]{n,m}$` pattern found: its digits, with the
+     * line terminator `$` may have matched before (Spark's cast trims `\n` and `\r`, not U+0085,
+     * U+2028 or U+2029); null when it overflows. */
+    static Long bigint(String text) {
+        int end = text.length();
+        while (end > 0 && (text.charAt(end - 1) == '\n' || text.charAt(end - 1) == '\r')) {
+            end--;
+        }
+        try {
+            return Long.parseLong(text.substring(0, end));
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /** try_cast(text as int): ASCII blanks and control characters around an optionally signed
+     * run of ASCII digits; null for anything else and on overflow. */
+    static Integer integer(String text) {
+        if (text == null) {
+            return null;
+        }
+        int start = 0;
+        int end = text.length();
+        while (start < end && blankOrControl(text.charAt(start))) {
+            start++;
+        }
+        while (end > start && blankOrControl(text.charAt(end - 1))) {
+            end--;
+        }
+        String number = text.substring(start, end);
+        if (!number.matches("[+-]?[0-9]+")) {
+            return null;
+        }
+        try {
+            return Integer.parseInt(number);
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    private static boolean blankOrControl(char c) {
+        return c <= ' ' || c == 0x7f;
+    }
+
+    /** Both maps, `second` winning on a shared key and its columns last (cdc_map_union). */
+    static Map<String, String> union(Map<String, String> first, Map<String, String> second) {
+        Map<String, String> union = new LinkedHashMap<>();
+        if (first != null) {
+            first.forEach((column, text) -> {
+                if (second == null || !second.containsKey(column)) {
+                    union.put(column, text);
+                }
+            });
+        }
+        if (second != null) {
+            union.putAll(second);
+        }
+        return union;
+    }
+
+    /** nullif(text, ''). */
+    static String nullIfEmpty(String text) {
+        return text == null || text.isEmpty() ? null : text;
+    }
+}

@@ -1,0 +1,55 @@
+"""What test_jvm_canal_rows and test_jvm_cloudcanal_rows share: a message function's staged rows
+(cdcunify.CanalRows, CloudCanalRows) against its Python oracle, every case, field by field in the
+function's order, maps compared with their key order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+MAP_FIELDS = ("before", "after", "column_source_types", "column_types")
+
+
+def pairs(row: dict[str, Any]) -> dict[str, Any]:
+    """An oracle row with its maps as (key, value) pairs, so that key order counts."""
+    return {k: list(v.items()) if k in MAP_FIELDS and v is not None else v for k, v in row.items()}
+
+
+def spark_pairs(row: Any) -> dict[str, Any]:
+    """A collected struct (maps as map_entries) as `pairs` has it."""
+    fields = row.asDict()
+    return {k: [tuple(e) for e in v] if k in MAP_FIELDS and v is not None else v for k, v in fields.items()}
+
+
+def first_difference(expected: list[dict], actual: list[dict], fields: Sequence[str]) -> str:
+    if len(expected) != len(actual):
+        return f"{len(actual)} rows, expected {len(expected)}: {actual!r:.600} vs {expected!r:.600}"
+    for want, got in zip(expected, actual, strict=True):
+        for name in fields:
+            if want[name] != got[name]:
+                return f"row {want['row_index']} field {name}: {got[name]!r:.400}, expected {want[name]!r:.400}"
+    return ""
+
+
+def assert_oracle_rows(
+    spark: Any, call: str, cases: list[tuple], case_type: str, fields: Sequence[str], oracle: Callable[..., list[dict]]
+) -> None:
+    """`call` (SQL over the struct `c` of a case, e.g. `cdc_canal_rows(c.d, c.v, c.tz)`) gives
+    `oracle(*case)` for every case: its fields named and ordered as `fields`, then each value."""
+    spark.createDataFrame(list(enumerate(cases)), f"i int, c {case_type}").createOrReplaceTempView("oracle_cases")
+    returned = spark.sql(f"select {call} as raw from oracle_cases").schema["raw"]
+    assert [f.name for f in returned.dataType.elementType.fields] == list(fields)
+    selected = ", ".join(f"'{f}', " + (f"map_entries(r.{f})" if f in MAP_FIELDS else f"r.{f}") for f in fields)
+    frame = spark.sql(
+        f"select i, transform(raw, r -> named_struct({selected})) as rows"
+        f" from (select i, {call} as raw from oracle_cases)"
+    )
+    failures = []
+    for row in frame.collect():
+        case = cases[row.i]
+        expected = [pairs(r) for r in oracle(*case)]
+        difference = first_difference(expected, [spark_pairs(r) for r in row.rows or []], fields)
+        if difference:
+            shown = [c[:200] if isinstance(c, bytes) else c for c in case]
+            failures.append(f"{shown!r}: {difference}")
+    assert not failures, f"{len(failures)} of {len(cases)} values differ:\n" + "\n".join(failures[:30])
