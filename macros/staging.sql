@@ -86,9 +86,10 @@
     )
 {%- endmacro %}
 
-{% macro cdc_landing_import(relation, record_id=true) -%}
+{% macro cdc_landing_import(relation) -%}
     {#- The import CTE `landing` of a staging model: the landing rows of `relation` its run stages
-        (cdc_new_landing_rows) and, unless `record_id=false`, record_id. -#}
+        (cdc_new_landing_rows). Every model decodes each landing record on its own, so nothing
+        here identifies a record beyond its columns (docs/staged-contract.md). -#}
 landing as (
     select
         feed,
@@ -98,30 +99,22 @@ landing as (
         `timestamp`,
         key,
         value,
-        {% if record_id %}
-            {#- What a step that regroups the rows of one landing record keys on: unique per record read,
-                where the landing coordinates are not (two files of a feed, or a Kafka redelivery, may
-                share topic, partition and offset; docs/landing.md). -#}
-            monotonically_increasing_id() as record_id,
-        {% endif %}
         landed_at
     from {{ relation }}
     {{ cdc_new_landing_rows(relation) }}
 )
 {%- endmacro %}
 
-{% macro cdc_json_documents(relation, object_column='message', record_id=true) -%}
+{% macro cdc_json_documents(relation, object_column='message') -%}
     {#- Import CTEs of the JSON staging models: `landing` (cdc_landing_import), `texts` (value_text,
         is_utf8), `documents` (exact_document: the value as a variant whose numbers are strings of
         their exact digits, read in the JVM by cdc_exact_variant, src/cdc_unify/java; null when it is
         not UTF-8 or not JSON) and `json_documents` (is_json, and `object_column`: the top-level
         JSON object as map<string,variant>, null for anything else). Spark's own JSON readers
         (from_json, get_json_object, parse_json) turn 9.99E-308 into a double and 12.50 into 12.5,
-        and refuse numbers of more than 1,000 characters: the exact digits are the contract.
-        `record_id=false` leaves record_id out for a model that reads these CTEs twice: Spark inlines
-        only a deterministic CTE read twice, and computes any other once behind a shuffle of its rows. -#}
+        and refuse numbers of more than 1,000 characters: the exact digits are the contract. -#}
 
-    {{ cdc_landing_import(relation, record_id) }},
+    {{ cdc_landing_import(relation) }},
 
 texts as (
     select

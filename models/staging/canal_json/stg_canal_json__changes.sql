@@ -6,7 +6,7 @@
     shared with stg_oms_canal_json__changes, which differs only in its value decoder
     (cdc_unify.canonicalizers.canal_json here). -#}
 with
-{{ cdc_landing_import(source('landing', 'canal_json'), record_id=false) }},
+{{ cdc_landing_import(source('landing', 'canal_json')) }},
 
 -- flat_messages, staged_rows, keyed: each value's staged rows from cdc_canal_rows, one row each,
 -- with their times and key

@@ -7,7 +7,7 @@
 {%- set source_tz = var('source_time_zone') -%}
 
 with
-{{ cdc_json_documents(source('landing', 'ckafka_json'), record_id=false) }},
+{{ cdc_json_documents(source('landing', 'ckafka_json')) }},
 
 message_fields as (
     {#- Format one spells its fields in upper case, the Canal-shaped DDL in lower case. -#}

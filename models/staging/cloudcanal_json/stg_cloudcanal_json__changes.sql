@@ -9,7 +9,7 @@
 
 with
 
-{{ cdc_landing_import(source('landing', 'cloudcanal_json'), record_id=false) }},
+{{ cdc_landing_import(source('landing', 'cloudcanal_json')) }},
 
 messages as (
     select

@@ -4,7 +4,7 @@
     timestamps): its value decoder is cdc_unify.canonicalizers.oms_canal_json. Reads the new landing
     rows (cdc_landing_import) and nothing else. -#}
 with
-{{ cdc_landing_import(source('landing', 'oms_canal_json'), record_id=false) }},
+{{ cdc_landing_import(source('landing', 'oms_canal_json')) }},
 
 -- flat_messages, staged_rows, keyed: each value's staged rows from cdc_canal_rows, one row each,
 -- with their times and key
