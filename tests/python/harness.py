@@ -155,13 +155,18 @@ def run_dbt_statements(*args: str, **kwargs: Any) -> dict[str, list[str]]:
     return statements
 
 
-def _land(dialect: str, records: pa.Table, feed: str, landed_at: dt.datetime, replace: bool) -> None:
+def _land(
+    dialect: str, records: pa.Table, feed: str, landed_at: dt.datetime, replace: bool, one_file: bool = False
+) -> None:
+    """Append `records` to the landing table (after emptying it if `replace`): in a file per
+    partition of the session (as the Kafka ingestion job appends a micro-batch), or in one file
+    (`one_file`, as `cdc-unify load` lands a load)."""
     spark = spark_session()
     landing.create_landing_tables(spark)
     if replace:
         spark.sql(f"truncate table {landing.landing_table(dialect)}")
     rows = landing.kafka_to_landing(spark.createDataFrame(records), feed, F.lit(landed_at))
-    landing.append_landing(rows, dialect)
+    landing.append_landing(rows.coalesce(1) if one_file else rows, dialect)
 
 
 def _records(values: list[bytes | None], keys: list[bytes | None], feed: str, first_offset: int = 0) -> pa.Table:
