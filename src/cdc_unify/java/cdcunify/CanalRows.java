@@ -2,7 +2,6 @@ package cdcunify;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -199,15 +198,15 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
             if (after.error() != null) {
                 return failure(messageLabel, 0, CanonicalImage.Image.NONE, after);
             }
-            List<String> keys = "DDL".equals(eventKind) ? names(ExactJson.textArray(
-                    ExactJson.at(fields.get("tableChanges"), "table", "primaryKeyColumnNames"))) : List.of();
+            List<String> keys = "DDL".equals(eventKind) ? SparkText.distinct(ExactJson.textArray(
+                    ExactJson.at(fields.get("tableChanges"), "table", "primaryKeyColumnNames")), true) : List.of();
             rows.add(StagedRow.decoded(rows.size(), columns(keys, null, null, ddlTypes, after.types())));
             return null;
         }
 
         private String stageRows(String dialect, String sourceTz, List<Row> rows, String messageLabel) {
             Map<String, String> declared = SparkText.asSpark(rowSourceTypes());
-            List<String> keys = names(pkNames);
+            List<String> keys = SparkText.distinct(pkNames, true);
             for (int r = 0; r < dataRows.size(); r++) {
                 Map<String, String> data = SparkText.asSpark(dataRows.get(r));
                 Map<String, String> old = "UPDATE".equals(canalType) && oldRows != null && r < oldRows.size()
@@ -354,19 +353,6 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
             case "us" -> number;
             default -> number / 1_000L;
         };
-    }
-
-    /** Names without nulls, empties or repeats, in first-seen order; empty for no list. */
-    private static List<String> names(List<String> names) {
-        LinkedHashSet<String> kept = new LinkedHashSet<>();
-        if (names != null) {
-            for (String name : names) {
-                if (name != null && !name.isEmpty()) {
-                    kept.add(name);
-                }
-            }
-        }
-        return new ArrayList<>(kept);
     }
 
     private static boolean blank(String text) {

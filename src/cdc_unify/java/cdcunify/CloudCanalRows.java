@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -236,10 +235,10 @@ public final class CloudCanalRows implements UDF2<byte[], String, List<Row>> {
                 Map<String, String> types) {
             boolean row = eventKind.equals("ROW");
             boolean ddlKey = eventKind.equals("DDL") && ddlPrimaryKey != null && !ddlPrimaryKey.isEmpty();
-            List<String> messageKey = distinct(pks, true);
+            List<String> messageKey = SparkText.distinct(pks, true);
             return new Object[] {
                 eventKind, op(), db, schema, table,
-                ddlKey ? distinct(ddlPrimaryKey, false) : messageKey,
+                ddlKey ? SparkText.distinct(ddlPrimaryKey, false) : messageKey,
                 ddlKey ? "ddl" : messageKey.isEmpty() ? "none" : "message",
                 before, after,
                 row ? before != null && after != null && !before.keySet().containsAll(after.keySet()) : null,
@@ -299,20 +298,6 @@ public final class CloudCanalRows implements UDF2<byte[], String, List<Row>> {
     /** The later of two refusal texts in Spark's string order (UTF-8 bytes), as the model's max. */
     private static String latest(String a, String b) {
         return a == null || ExactJson.UTF8_ORDER.compare(b, a) > 0 ? b : a;
-    }
-
-    /** Names without repeats, in first-seen order; without empty (and null) ones if `dropEmpty`;
-     * empty for no list. */
-    private static List<String> distinct(List<String> names, boolean dropEmpty) {
-        LinkedHashSet<String> kept = new LinkedHashSet<>();
-        if (names != null) {
-            for (String name : names) {
-                if (!dropEmpty || name != null && !name.isEmpty()) {
-                    kept.add(name);
-                }
-            }
-        }
-        return new ArrayList<>(kept);
     }
 
     /** Epoch milliseconds of `^-?[0-9]{1,16}$` text (Spark's rlike: `find`), else null. */

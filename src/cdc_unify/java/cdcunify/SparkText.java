@@ -3,6 +3,7 @@ package cdcunify;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -113,6 +114,20 @@ final class SparkText {
 
     private static boolean blankOrControl(char c) {
         return c <= ' ' || c == 0x7f;
+    }
+
+    /** array_distinct(filter(names, n -> n != '')) if `dropEmpty`, else array_distinct(names): names
+     * without repeats, in first-seen order; empty for no list. */
+    static List<String> distinct(List<String> names, boolean dropEmpty) {
+        LinkedHashSet<String> kept = new LinkedHashSet<>();
+        if (names != null) {
+            for (String name : names) {
+                if (!dropEmpty || name != null && !name.isEmpty()) {
+                    kept.add(name);
+                }
+            }
+        }
+        return new ArrayList<>(kept);
     }
 
     /** Both maps, `second` winning on a shared key and its columns last (cdc_map_union). */
