@@ -113,7 +113,9 @@ staged_rows as (
         flat_messages.natural_id,
         staged_row.*
     from flat_messages
-    lateral view explode(canal_rows) exploded as staged_row
+    -- explode_outer, though the function returns at least one row for every value: over an inner
+    -- explode Spark adds a filter `size(...) > 0` that calls the function a second time.
+    lateral view explode_outer(canal_rows) exploded as staged_row
 ),
 
 keyed as (

@@ -34,7 +34,9 @@ staged_rows as (
         messages.natural_id,
         staged_row.*
     from messages
-        lateral view explode(cloudcanal_rows) exploded as staged_row
+        -- explode_outer, though the function returns at least one row for every value: over an inner
+        -- explode Spark adds a filter `size(...) > 0` that calls the function a second time.
+        lateral view explode_outer(cloudcanal_rows) exploded as staged_row
 ),
 
 decoded as (
