@@ -102,20 +102,7 @@ flat_messages as (
 ),
 
 staged_rows as (
-    select
-        flat_messages.feed,
-        flat_messages.topic,
-        flat_messages.`partition`,
-        flat_messages.`offset`,
-        flat_messages.`timestamp`,
-        flat_messages.value,
-        flat_messages.landed_at,
-        flat_messages.natural_id,
-        staged_row.*
-    from flat_messages
-    -- explode_outer, though the function returns at least one row for every value: over an inner
-    -- explode Spark adds a filter `size(...) > 0` that calls the function a second time.
-    lateral view explode_outer(canal_rows) exploded as staged_row
+    {{ cdc_message_rows('flat_messages', 'canal_rows', ['natural_id']) }}
 ),
 
 keyed as (

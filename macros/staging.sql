@@ -67,25 +67,6 @@
 
 {#- ---------------------------------------------------------------- JSON messages (SQL staging models) -#}
 
-{% macro cdc_exact_json(text) -%}
-    {#- The JSON text with every number turned into a JSON string of its exact digits, for a model that
-        reads a value with Spark's text JSON readers (from_json, get_json_object), which turn 9.99…E-308
-        into a double and 12.50 into 12.5 and refuse numbers of more than 1000 characters (the
-        DataWorks models); the variant every JSON model reads is built so in the JVM
-        (cdc_exact_variant).
-        One regex pass: each match is a whole string literal (group 1: its content) or a number
-        (group 2), and the replacement `"$1$2"` writes either back between quotes, as Java appends
-        nothing for the group that did not take part. The number pattern is JSON's own (no leading
-        zeros) and skips a number followed by `:`, so text that is not JSON (`{1: 2}`, `[01]`) stays
-        invalid after the rewrite. Possessive quantifiers keep the pass linear and stack-safe on long
-        strings. tests/python/test_exact_json.py checks it against Python's JSON parser. -#}
-    regexp_replace(
-        {{ text }},
-        '"((?:[^"\\\\]++|\\\\.)*+)"|(-?(?:0|[1-9][0-9]*+)(?:[.][0-9]++)?+(?:[eE][+-]?+[0-9]++)?+)(?!\\s*:)',
-        '"$1$2"'
-    )
-{%- endmacro %}
-
 {% macro cdc_landing_import(relation) -%}
     {#- The import CTE `landing` of a staging model: the landing rows of `relation` its run stages
         (cdc_new_landing_rows). Every model decodes each landing record on its own, so nothing
@@ -103,6 +84,21 @@ landing as (
     from {{ relation }}
     {{ cdc_new_landing_rows(relation) }}
 )
+{%- endmacro %}
+
+{% macro cdc_message_rows(relation, rows_column, kept=[]) -%}
+    {#- The body of a staging model's `staged_rows` CTE over a message function (cdc_canal_rows,
+        cdc_cloudcanal_rows, cdc_dataworks_rows, cdc_oms_default_rows): one row per staged row in
+        `rows_column` of `relation`, with its landing columns and the columns `kept`. -#}
+    select
+    {%- for column in ['feed', 'topic', '`partition`', '`offset`', '`timestamp`', 'value', 'landed_at'] + kept %}
+        {{ relation }}.{{ column }},
+    {%- endfor %}
+        staged_row.*
+    from {{ relation }}
+    -- explode_outer, though every function returns at least one row for every value: over an inner
+    -- explode Spark adds a filter `size(...) > 0` that calls the function a second time
+    lateral view explode_outer({{ rows_column }}) exploded as staged_row
 {%- endmacro %}
 
 {% macro cdc_json_documents(relation, object_column='message') -%}

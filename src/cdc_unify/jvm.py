@@ -36,14 +36,14 @@ TEXT_MAP = T.MapType(T.StringType(), T.StringType())
 STAGED_FIELD_TYPES = {
     "row_index": T.IntegerType(),
     "primary_key_columns": T.ArrayType(T.StringType()),
-    **dict.fromkeys(("before", "after", "column_source_types", "column_types"), TEXT_MAP),
+    **dict.fromkeys(("before", "after", "column_source_types", "column_types", "key_image"), TEXT_MAP),
     **dict.fromkeys(("before_is_partial", "after_is_partial"), T.BooleanType()),
     **dict.fromkeys(("event_ts_micros", "emitted_ts_micros"), T.LongType()),
 }
 
 
 def staged_rows(*names: str) -> T.ArrayType:
-    """The rows a message function (cdcunify.CanalRows, CloudCanalRows) builds, fields in its order:
+    """The rows a message function (cdcunify.CanalRows, CloudCanalRows, DataWorksRows, OmsDefaultRows) builds, fields in its order:
     row_index, error_code, error_detail, then the contract's decoded columns it fills, its times
     as microseconds since the epoch."""
     fields = ("row_index", "error_code", "error_detail", *names)
@@ -61,6 +61,22 @@ CLOUDCANAL_ROWS = staged_rows(
     "primary_key_source", "before", "after", "before_is_partial", "after_is_partial", "column_source_types",
     "column_types", "event_ts_micros", "emitted_ts_micros", "ddl_statement",
 )  # fmt: skip
+# `position_id` (the natural id: position|op) null for a message without a position;
+# `position_digits` the position number's digits.
+DATAWORKS_ROWS = staged_rows(
+    "event_kind", "op", "source_db_type", "database_name", "schema_name", "table_name", "primary_key_columns",
+    "primary_key_source", "before", "after", "before_is_partial", "after_is_partial", "column_source_types",
+    "column_types", "event_ts_micros", "emitted_ts_micros", "source_position", "position_digits", "position_id",
+    "ddl_statement",
+)  # fmt: skip
+# `message_op` null for a DDL record (the model classifies its statement with cdc_ddl_op); `key_image`
+# the values primary_key is built from; `position_digits` the storeDataSequence's digits.
+OMS_DEFAULT_ROWS = staged_rows(
+    "event_kind", "message_op", "source_db_type", "tenant_name", "database_name", "table_name",
+    "primary_key_columns", "primary_key_source", "before", "after", "before_is_partial", "after_is_partial",
+    "column_source_types", "column_types", "key_image", "event_ts_micros", "event_ts_precision", "source_position",
+    "transaction_id", "position_digits", "natural_id", "ddl_statement",
+)  # fmt: skip
 # An image in canonical text (cdcunify.CanonicalImage): values, logical types, the reason it cannot be read.
 CANONICAL_IMAGE = T.StructType(
     [
@@ -73,6 +89,8 @@ CANONICAL_IMAGE = T.StructType(
 FUNCTIONS = {
     "cdc_canal_rows": ("cdcunify.CanalRows", CANAL_ROWS),
     "cdc_cloudcanal_rows": ("cdcunify.CloudCanalRows", CLOUDCANAL_ROWS),
+    "cdc_dataworks_rows": ("cdcunify.DataWorksRows", DATAWORKS_ROWS),
+    "cdc_oms_default_rows": ("cdcunify.OmsDefaultRows", OMS_DEFAULT_ROWS),
     "cdc_jvm_canonical_image": ("cdcunify.CanonicalImage", CANONICAL_IMAGE),
     "cdc_exact_variant": ("cdcunify.ExactVariant", T.VariantType()),
 }

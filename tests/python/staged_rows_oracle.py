@@ -1,9 +1,12 @@
-"""What test_jvm_canal_rows and test_jvm_cloudcanal_rows share: a message function's staged rows
-(cdcunify.CanalRows, CloudCanalRows) against its Python oracle, every case, field by field in the
-function's order, maps compared with their key order."""
+"""What the message functions' tests (test_jvm_canal_rows, test_jvm_cloudcanal_rows,
+test_jvm_dataworks_rows, test_jvm_oms_default_rows) share: a function's staged rows (cdcunify.CanalRows,
+CloudCanalRows, DataWorksRows, OmsDefaultRows) against its Python oracle, every case, field by field
+in the function's order, maps compared with their key order; and the generator's messages of a
+dialect, for their corpora."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -53,3 +56,21 @@ def assert_oracle_rows(
             shown = [c[:200] if isinstance(c, bytes) else c for c in case]
             failures.append(f"{shown!r}: {difference}")
     assert not failures, f"{len(failures)} of {len(cases)} values differ:\n" + "\n".join(failures[:30])
+
+
+def generated_values(
+    dialect: str, events: int, seed: int, encoding: random.Random, first: int | None = None
+) -> list[bytes]:
+    """A dialect test module's workload (`events`, `seed`) as the generator encodes it with
+    `encoding` (its first `first` values), then each malformation kind of the first 8 row messages."""
+    from cdc_unify.generator.encoders import encoder_for
+    from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS
+    from cdc_unify.generator.workload import WorkloadOptions, build_workload
+
+    encoder = encoder_for(dialect)
+    encoded = list(encoder.encode(build_workload(WorkloadOptions(events=events), seed=seed), encoding))
+    values = [m.value for m in encoded if m.value is not None][:first]
+    rng = random.Random(3)
+    for kind in COMMON_MALFORMED_KINDS + encoder.extra_malformed_kinds:
+        values += [encoder.malform(m, kind, rng) for m in [m for m in encoded if m.is_row_message][:8]]
+    return values

@@ -483,30 +483,6 @@ LONG_DIGITS = "1" * 1200  # beyond the 1000 characters Spark's JSON parser accep
 
 
 @pytest.mark.spark
-def test_spark_exact_json_keeps_digits_and_never_repairs_invalid_json():
-    """macros/staging.sql cdc_exact_json, which every JSON model reads its value through: numbers
-    become strings of their exact digits (even past Spark's 1000-character limit) and text that is
-    not JSON stays invalid after the rewrite."""
-    import jinja2
-
-    from harness import spark_session
-
-    macros = jinja2.Environment().from_string((REPO_ROOT / "macros" / "staging.sql").read_text()).module
-    cases = {
-        '{"a": 12.50, "b": -9.99E-308, "s": "x 1 \\" 2", "n": [0, true, null]}':
-            '{"a":"12.50","b":"-9.99E-308","n":["0",true,null],"s":"x 1 \\" 2"}',
-        '{"a": ' + LONG_DIGITS + "." + LONG_DIGITS + "}": '{"a":"' + LONG_DIGITS + "." + LONG_DIGITS + '"}',
-        "{1: 2}": None,  # a number is no object key
-        '{"a": 01}': None,  # nor has leading zeros
-        "[-]": None,
-        '{"a": 1.}': None,
-    }  # fmt: skip
-    frame = spark_session().createDataFrame([(text,) for text in cases], "t string")
-    parsed = frame.selectExpr(f"cast(try_parse_json({macros.cdc_exact_json('t')}) as string) as j").collect()
-    assert [row["j"] for row in parsed] == list(cases.values())
-
-
-@pytest.mark.spark
 def test_spark_canal_value_with_a_number_beyond_spark_json_limits_is_decoded():
     from harness import stage_messages
 

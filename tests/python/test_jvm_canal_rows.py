@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from canal_rows_oracle import FIELDS, canal_rows
-from staged_rows_oracle import assert_oracle_rows
+from staged_rows_oracle import assert_oracle_rows, generated_values
 
 DIALECTS = ("canal_json", "oms_canal_json")
 SHANGHAI = "Asia/Shanghai"
@@ -199,31 +199,15 @@ def array_cases() -> list[list[Any]]:
     return arrays
 
 
-def generated_values() -> list[bytes]:
-    """test_canal_json's workload as the generator encodes it, and its malformations."""
-    from cdc_unify.generator.encoders import encoder_for
-    from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS
-    from cdc_unify.generator.workload import WorkloadOptions, build_workload
-
-    workload = build_workload(WorkloadOptions(events=160), seed=20240601)  # test_canal_json's
-    values = []
-    for dialect in DIALECTS:
-        encoder = encoder_for(dialect)
-        encoded = list(encoder.encode(workload, random.Random(f"test:{dialect}")))
-        values += [m.value for m in encoded if m.value is not None][:300]
-        rng = random.Random(3)
-        for kind in COMMON_MALFORMED_KINDS + encoder.extra_malformed_kinds:
-            values += [encoder.malform(m, kind, rng) for m in [m for m in encoded if m.is_row_message][:8]]
-    return values
-
-
 def corpus() -> list[bytes | None]:
     """Every value the test reads (module docstring), each once, a tombstone first."""
     from test_jvm_functions import canal_values
 
     built = message_check_cases() + epoch_cases() + decoded_cases() + decoder_error_cases()
     values = [None, *value_cases(), *map(dumps, built), *map(dumps, array_cases())]
-    values += canal_values() + generated_values()
+    values += canal_values()
+    for dialect in DIALECTS:  # test_canal_json's workload
+        values += generated_values(dialect, 160, 20240601, random.Random(f"test:{dialect}"), first=300)
     return list(dict.fromkeys(values))
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from cloudcanal_rows_oracle import FIELDS, cloudcanal_rows
-from staged_rows_oracle import assert_oracle_rows
+from staged_rows_oracle import assert_oracle_rows, generated_values
 from test_jvm_canal_rows import dumps, value_cases
 
 DIALECT = "cloudcanal_json"
@@ -241,22 +241,6 @@ def decoder_error_cases() -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def generated_values() -> list[bytes]:
-    """test_cloudcanal_json's workload as the generator encodes it, and its malformations."""
-    from cdc_unify.generator.encoders import encoder_for
-    from cdc_unify.generator.encoders.base import COMMON_MALFORMED_KINDS
-    from cdc_unify.generator.workload import WorkloadOptions, build_workload
-
-    workload = build_workload(WorkloadOptions(events=160), seed=20240101)  # test_cloudcanal_json's
-    encoder = encoder_for(DIALECT)
-    encoded = list(encoder.encode(workload, random.Random(7)))
-    values = [m.value for m in encoded if m.value is not None]
-    rng = random.Random(3)
-    for kind in COMMON_MALFORMED_KINDS + encoder.extra_malformed_kinds:
-        values += [encoder.malform(m, kind, rng) for m in [m for m in encoded if m.is_row_message][:8]]
-    return values
-
-
 def corpus() -> list[bytes | None]:
     """Every value the test reads (module docstring), each once, a tombstone first."""
     from test_bad_inputs import corpus as bad_input_corpus
@@ -266,7 +250,7 @@ def corpus() -> list[bytes | None]:
     values += [dumps([message()]), dumps([]), dumps([message(), message()])]
     values += [p.read_bytes() for p in sorted(SPEC.glob("[0-9][0-9]_*.json")) if "expected" not in p.name]
     values += [m.value for m in bad_input_corpus(DIALECT) if m.value is not None]
-    values += generated_values()
+    values += generated_values(DIALECT, 160, 20240101, random.Random(7))  # test_cloudcanal_json's workload
     return list(dict.fromkeys(values))
 
 

@@ -3,7 +3,8 @@
 - the jar: built once per source version into the cache, rebuilt when a source changes, and a
   machine without `javac` gets an error that says what to install;
 - `cdc_exact_variant` (every JSON staging model's document) against Python's JSON parser on the
-  exact-number corpus of test_exact_json (spec examples, the bad-input corpus, number edge cases)
+  exact-number corpus (spec examples, the bad-input corpus, number edge cases: beyond int64,
+  decimals of 38 and more digits, 1,200-digit numbers)
   and the cases below: one RFC 8259 value with every number the string of its exact text, keys in
   UTF-8 order, no key twice, or null;
 - `cdc_canal_rows` (the Canal models' reader, checks and decoder; its oracle and corpus are in
@@ -21,9 +22,43 @@ import jinja2
 import pytest
 
 from cdc_unify import jvm
+from cdc_unify.contract import DIALECTS
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "tests" / "fixtures" / "spec_examples"
+LONG = "1" * 1200  # past the 1000 characters Spark's JSON parser accepts in a number
+EDGE_CASES = [
+    '{"a": 12.50, "b": -9.99E-308, "c": 1e400, "d": -0, "e": 0.0, "f": 5E+3, "g": 7e-0}',
+    '{"int64": 9223372036854775807, "beyond": 18446744073709551616, "neg": -99999999999999999999999}',
+    '{"d38": 12345678901234567890123456789012345678.5, "d40": 0.1234567890123456789012345678901234567890}',
+    '{"long": ' + LONG + "." + LONG + ', "longexp": 1e' + LONG + "}",
+    '{"s": "x 1 \\" 2", "t": "\\\\", "u": "\\\\\\"3\\"", "v": "\\u0031\\u00e9", "w": "12", "": 3}',
+    '[1, [2, [3.5, {"k": [4, "5", null, true, false]}]], -6e2]',
+    '  \t\n{ "a" :\r\n 1 , "b" : [ ] , "c" : { } }  ',
+    "42",
+    '"a lone string 42"',
+    "-0.000E-0",
+    '{"a": "2024-01-01T00:00:00.123456+08:00", "b": "1e5", "c": "-"}',
+    '{"a": 1, "a": 2}',
+    # not JSON, and must not become JSON
+    "{1: 2}",
+    '{"a": 01}',
+    "[01]",
+    "[-]",
+    '{"a": 1.}',
+    '{"a": .5}',
+    '{"a": +1}',
+    '{"a": 1e}',
+    '{"a": 0x10}',
+    '{"a": NaN}',
+    '{"a": Infinity}',
+    '{"a": "unterminated}',
+    '{"a": 1',
+    "[1 2]",
+    "oops",
+    "",
+]
+
 EXTRA_JSON = [
     '{"a": 1} x',  # content after the value
     '{"a": 1}{"a": 2}',  # two messages in one value: refused, not cut to the first
@@ -136,9 +171,8 @@ def test_every_session_lists_the_jar_before_the_profiles_jars(tmp_path):
 @pytest.mark.spark
 def test_spark_exact_variant_is_the_oracle_document():
     from harness import spark_session
-    from test_exact_json import corpus
 
-    texts = list(dict.fromkeys([*corpus(), *EXTRA_JSON]))
+    texts = list(dict.fromkeys([*exact_number_corpus(), *EXTRA_JSON]))
     frame = spark_session().createDataFrame(
         [(i, t.encode("utf-8", "surrogatepass")) for i, t in enumerate(texts)], "i int, v binary"
     )
@@ -155,6 +189,24 @@ def test_spark_exact_variant_is_the_oracle_document():
         "select cdc_exact_variant(X'C080'), cdc_exact_variant(X'FF'), cdc_exact_variant(null)"
     )
     assert list(invalid.collect()[0]) == [None, None, None]
+
+
+def exact_number_corpus() -> list[str]:
+    """The number edge cases, every spec example and every UTF-8 value of the bad-input corpus."""
+    from test_bad_inputs import corpus as bad_input_corpus
+
+    texts = list(EDGE_CASES)
+    for dialect in DIALECTS:
+        if dialect == "dts_avro":
+            continue
+        texts += [p.read_text(encoding="utf-8") for p in sorted((SPEC / dialect).glob("[0-9][0-9]_*.json"))]
+        for message in bad_input_corpus(dialect):
+            if message.value is not None:
+                try:
+                    texts.append(message.value.decode("utf-8"))
+                except UnicodeDecodeError:
+                    continue  # staging never rewrites a value that is not UTF-8
+    return list(dict.fromkeys(texts))
 
 
 # ---------------------------------------------------------------- cdc_canal_rows

@@ -23,20 +23,7 @@ messages as (
 ),
 
 staged_rows as (
-    select
-        messages.feed,
-        messages.topic,
-        messages.`partition`,
-        messages.`offset`,
-        messages.`timestamp`,
-        messages.value,
-        messages.landed_at,
-        messages.natural_id,
-        staged_row.*
-    from messages
-        -- explode_outer, though the function returns at least one row for every value: over an inner
-        -- explode Spark adds a filter `size(...) > 0` that calls the function a second time.
-        lateral view explode_outer(cloudcanal_rows) exploded as staged_row
+    {{ cdc_message_rows('messages', 'cloudcanal_rows', ['natural_id']) }}
 ),
 
 decoded as (

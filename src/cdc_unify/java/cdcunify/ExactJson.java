@@ -94,18 +94,26 @@ public final class ExactJson {
 
     /** The JSON value the text is, as a tree; null when it is not one. */
     public static Object parse(String text) {
-        return readOne(text, ExactJson::read);
+        return readOne(text, (parser, token) -> read(parser, token, true));
     }
 
-    private static Object read(JsonParser parser, JsonToken token) throws IOException {
+    /** As `parse`, but each object's keys in the order the text has them, as Spark's text JSON
+     * reader (from_json) keeps a map's (FromJson). */
+    static Object parseInTextOrder(String text) {
+        return readOne(text, (parser, token) -> read(parser, token, false));
+    }
+
+    private static Object read(JsonParser parser, JsonToken token, boolean sortKeys) throws IOException {
         switch (token) {
             case START_OBJECT: {
                 List<Map.Entry<String, Object>> fields = new ArrayList<>();
                 for (JsonToken t = parser.nextToken(); t != JsonToken.END_OBJECT; t = parser.nextToken()) {
                     String name = parser.currentName();
-                    fields.add(Map.entry(name, read(parser, parser.nextToken())));
+                    fields.add(Map.entry(name, read(parser, parser.nextToken(), sortKeys)));
                 }
-                fields.sort(Map.Entry.comparingByKey(UTF8_ORDER));
+                if (sortKeys) {
+                    fields.sort(Map.Entry.comparingByKey(UTF8_ORDER));
+                }
                 Map<String, Object> object = new LinkedHashMap<>();
                 for (Map.Entry<String, Object> field : fields) {
                     object.put(field.getKey(), field.getValue());
@@ -115,7 +123,7 @@ public final class ExactJson {
             case START_ARRAY: {
                 List<Object> array = new ArrayList<>();
                 for (JsonToken t = parser.nextToken(); t != JsonToken.END_ARRAY; t = parser.nextToken()) {
-                    array.add(read(parser, t));
+                    array.add(read(parser, t, sortKeys));
                 }
                 return array;
             }
@@ -174,7 +182,8 @@ public final class ExactJson {
         return out.toString();
     }
 
-    private static void write(JsonGenerator generator, Object value) throws IOException {
+    /** Writes the value as `json` does: a number as a string of its text. */
+    static void write(JsonGenerator generator, Object value) throws IOException {
         if (value instanceof Map<?, ?> object) {
             generator.writeStartObject();
             for (Map.Entry<?, ?> field : object.entrySet()) {
