@@ -265,11 +265,11 @@ public final class DataWorksRows implements UDF3<String, byte[], String, List<Ro
          * scn within it (a message without one, or one of more than 16 digits, after every scn). */
         private String positionNumber() {
             if (family.sequence() != null) {
-                BigInteger position = SEQUENCE.matcher(nullToEmpty(sequenceId)).find() ? digits(sequenceId)
-                        : SEQUENCE.matcher(nullToEmpty(scn)).find() ? digits(scn) : null;
+                BigInteger position = SparkText.finds(SEQUENCE, sequenceId) ? SparkText.foundNumber(SEQUENCE, sequenceId)
+                        : SparkText.foundNumber(SEQUENCE, scn);
                 return position == null ? null : position.toString();
             }
-            BigInteger within = OMS_SCN.matcher(nullToEmpty(scn)).find() ? digits(scn) : null;
+            BigInteger within = SparkText.foundNumber(OMS_SCN, scn);
             return BigInteger.valueOf(eventMs).multiply(SCN_SCALE).add(within == null ? NO_SCN : within).toString();
         }
 
@@ -281,7 +281,7 @@ public final class DataWorksRows implements UDF3<String, byte[], String, List<Ro
             } else if (castFails(SEQUENCE, sequenceId)) {
                 return "payload.sequenceId " + sequenceId;
             }
-            return !SEQUENCE.matcher(nullToEmpty(sequenceId)).find() && castFails(SEQUENCE, scn) ? "payload.scn " + scn : null;
+            return !SparkText.finds(SEQUENCE, sequenceId) && castFails(SEQUENCE, scn) ? "payload.scn " + scn : null;
         }
 
         /** The change's position and op, null for a message without a position. */
@@ -311,28 +311,13 @@ public final class DataWorksRows implements UDF3<String, byte[], String, List<Ro
         return ms != null && ms >= FIRST_MS && ms <= LAST_MS ? ms : null;
     }
 
-    /** cast(text as decimal(38, 0)) of a text a `^[0-9]{1,n}$` pattern found (a line terminator
-     * `$` matched before is trimmed, as Spark's cast trims `\n` and `\r`); null otherwise. */
-    private static BigInteger digits(String text) {
-        Long small = SparkText.bigint(text);
-        if (small != null) {
-            return BigInteger.valueOf(small);
-        }
-        String trimmed = text.replaceAll("[\r\n]+$", "");
-        return trimmed.chars().allMatch(c -> c >= '0' && c <= '9') ? new BigInteger(trimmed) : null;
-    }
-
     private static boolean castFails(Pattern pattern, String text) {
-        return text != null && pattern.matcher(text).find() && digits(text) == null;
+        return SparkText.finds(pattern, text) && SparkText.foundNumber(pattern, text) == null;
     }
 
     /** nullif(text, 'null'): the samples send the text "null" for a message without one. */
     private static String nullText(String text) {
         return "null".equals(text) ? null : text;
-    }
-
-    private static String nullToEmpty(String text) {
-        return text == null ? "" : text;
     }
 
     private static String[] reason(String code, String detail) {

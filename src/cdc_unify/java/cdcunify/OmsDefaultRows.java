@@ -118,10 +118,10 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
             String postDdl = ExactJson.text(ExactJson.at(postStruct, "ddl"));
             ddlText = postDdl != null ? postDdl : ExactJson.text(ExactJson.at(prevStruct, "ddl"));
             timestampText = metaText("timestamp");
-            BigInteger epochSeconds = digits(EPOCH_SECONDS, timestampText);
+            BigInteger epochSeconds = SparkText.foundNumber(EPOCH_SECONDS, timestampText);
             seconds = epochSeconds == null ? null : epochSeconds.longValue();
             storeSequence = metaText("storeDataSequence");
-            sequenceNumber = digits(SEQUENCE, storeSequence);
+            sequenceNumber = SparkText.foundNumber(SEQUENCE, storeSequence);
         }
 
         private String metaText(String field) {
@@ -300,16 +300,6 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
             values.keySet().forEach(column -> types.put(column, "string"));
             return new CanonicalImage.Image(values, types, null);
         }
-    }
-
-    /** The number a `^...[0-9]{1,n}$` pattern finds in the text (a final `\n` or `\r` trimmed, as
-     * Spark's cast trims it); null for any other text, a final U+0085, U+2028 or U+2029 too. */
-    private static BigInteger digits(Pattern pattern, String text) {
-        if (text == null || !pattern.matcher(text).find() || text.endsWith("\u0085") || text.endsWith("\u2028")
-                || text.endsWith("\u2029")) {
-            return null;
-        }
-        return new BigInteger(text.replaceAll("[\r\n]+$", ""));
     }
 
     /** split(text, '\u0001'): every piece, empty ones too; null for null. */

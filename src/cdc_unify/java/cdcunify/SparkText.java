@@ -1,5 +1,6 @@
 package cdcunify;
 
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -9,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 
 /** What the message functions (CanalRows, CloudCanalRows) need of Spark's own rules, so that a
  * row they build is the one the SQL they replace built. */
@@ -116,6 +118,23 @@ final class SparkText {
         } catch (NumberFormatException e) {
             return null;
         }
+    }
+
+    /** `text rlike pattern`: the pattern found in the text (no text: no match). */
+    static boolean finds(Pattern pattern, String text) {
+        return text != null && pattern.matcher(text).find();
+    }
+
+    /** cast(text as decimal(p, 0)) of a text a `^-?[0-9]{1,n}$` pattern finds (Java's `$` also
+     * matches before a final line terminator): its number, a final `\n`, `\r\n` or `\r` trimmed
+     * as Spark's cast trims it; null when the pattern does not find it or the cast cannot read it (a
+     * final U+0085, U+2028 or U+2029, on which the old SQL models' ANSI cast failed the build). */
+    static BigInteger foundNumber(Pattern pattern, String text) {
+        if (!finds(pattern, text)) {
+            return null;
+        }
+        String trimmed = text.replaceFirst("(\r\n|\r|\n)$", "");
+        return trimmed.matches("-?[0-9]+") ? new BigInteger(trimmed) : null;
     }
 
     /** try_cast(text as int): ASCII blanks and control characters around an optionally signed
