@@ -43,9 +43,9 @@ STAGED_FIELD_TYPES = {
 
 
 def staged_rows(*names: str) -> T.ArrayType:
-    """The rows a message function (cdcunify.CanalRows, CloudCanalRows, DataWorksRows, OmsDefaultRows) builds, fields in its order:
-    row_index, error_code, error_detail, then the contract's decoded columns it fills, its times
-    as microseconds since the epoch."""
+    """The rows a message function (cdcunify.CanalRows, CloudCanalRows, DataWorksRows, OmsDefaultRows,
+    OggRows) builds, fields in its order: row_index, error_code, error_detail, then the contract's
+    decoded columns it fills, its times as microseconds since the epoch."""
     fields = ("row_index", "error_code", "error_detail", *names)
     return T.ArrayType(T.StructType([T.StructField(n, STAGED_FIELD_TYPES.get(n, T.StringType())) for n in fields]))
 
@@ -77,6 +77,12 @@ OMS_DEFAULT_ROWS = staged_rows(
     "column_source_types", "column_types", "key_image", "event_ts_micros", "event_ts_precision", "source_position",
     "transaction_id", "position_digits", "natural_id", "ddl_statement",
 )  # fmt: skip
+# Every value kept as sent (GoldenGate sends no types); `position_digits` the trail position's digits.
+OGG_ROWS = staged_rows(
+    "event_kind", "op", "database_name", "schema_name", "table_name", "primary_key_columns", "primary_key_source",
+    "before", "after", "before_is_partial", "after_is_partial", "column_types", "event_ts_micros",
+    "event_ts_precision", "emitted_ts_micros", "source_position", "position_digits", "natural_id",
+)  # fmt: skip
 # An image in canonical text (cdcunify.CanonicalImage): values, logical types, the reason it cannot be read.
 CANONICAL_IMAGE = T.StructType(
     [
@@ -91,6 +97,7 @@ FUNCTIONS = {
     "cdc_cloudcanal_rows": ("cdcunify.CloudCanalRows", CLOUDCANAL_ROWS),
     "cdc_dataworks_rows": ("cdcunify.DataWorksRows", DATAWORKS_ROWS),
     "cdc_oms_default_rows": ("cdcunify.OmsDefaultRows", OMS_DEFAULT_ROWS),
+    "cdc_ogg_rows": ("cdcunify.OggRows", OGG_ROWS),
     "cdc_jvm_canonical_image": ("cdcunify.CanonicalImage", CANONICAL_IMAGE),
     "cdc_exact_variant": ("cdcunify.ExactVariant", T.VariantType()),
 }

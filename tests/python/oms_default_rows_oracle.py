@@ -333,12 +333,12 @@ def oms_default_rows(dialect: str, value: bytes | None, source_tz: str) -> list[
         return [_row(error_code="invalid_utf8", error_detail=INVALID_UTF8)]
     if document is ABSENT:
         return [_row(error_code="invalid_json", error_detail=INVALID_JSON)]
+    if not isinstance(document, dict):  # only an object is cast to map<string, variant>, rebuilding what it holds
+        return [_row(error_code="wrong_shape", error_detail="the JSON value is not an object")]
     try:
-        message = json_object(spark_document(document))
+        message = spark_document(document)
     except DuplicateKey:
         return [_row(error_code="invalid_json", error_detail=INVALID_JSON)]
-    if message is None:
-        return [_row(error_code="wrong_shape", error_detail="the JSON value is not an object")]
     m = read_record(message, dialect)
     error = record_error(m)
     if error:

@@ -279,7 +279,7 @@ def field_cases() -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def crash_cases() -> list[dict[str, Any]]:
+def crash_cases() -> list[Any]:
     """Values the old SQL cannot stage (its build fails): keys that collide once Spark stores them
     below the top level, and digits with a final terminator the cast refuses (oracle docstring)."""
     return [
@@ -289,6 +289,7 @@ def crash_cases() -> list[dict[str, Any]]:
         *(message(meta={"storeDataSequence": f"1{t}"}) for t in ("\x85", "\u2028", "\u2029")),
         message("UPSERT", meta={"timestamp": "1\u2028"}), message(meta={"timestamp": "1\u2028", "db": ""}),
         heartbeat(allMetaData={"storeDataSequence": "7\u2029"}),
+        [dict([("\ud800", 1), ("\udfff", 2)])],  # in a top-level array: not rebuilt, so only wrong_shape
     ]  # fmt: skip
 
 

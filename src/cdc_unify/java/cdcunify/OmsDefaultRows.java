@@ -1,11 +1,7 @@
 package cdcunify;
 
 import java.math.BigInteger;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -35,7 +31,6 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
 
     /** The decoded columns of a row, event_kind to ddl_statement (OMS_DEFAULT_ROWS). */
     private static final int WIDTH = 22;
-    private static final String NOT_JSON = "the value is not valid JSON (RFC 8259; duplicate keys are rejected too)";
     private static final Set<String> RECORD_TYPES = Set.of("INSERT", "UPDATE", "DELETE", "ROW", "DDL", "HEARTBEAT");
     private static final Map<String, String> ROW_OPS =
             Map.of("INSERT", "INSERT", "UPDATE", "UPDATE", "DELETE", "DELETE", "ROW", "SNAPSHOT");
@@ -53,22 +48,11 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
             case "oms_default_ext_json" -> true;
             default -> throw new IllegalArgumentException("cdc_oms_default_rows: not an OMS Default dialect: " + dialect);
         };
-        if (value == null) {
-            return StagedRow.tombstone(WIDTH);
+        JsonDocument document = JsonDocument.read(value, WIDTH);
+        if (document.refusal() != null) {
+            return document.refusal();
         }
-        String text = ExactJson.utf8(value);
-        if (text == null) {
-            return StagedRow.quarantined("invalid_utf8", "the value is not valid UTF-8", WIDTH);
-        }
-        Object parsed = ExactJson.parse(text);
-        if (parsed == null || SparkText.nestedKeysCollide(parsed)) {
-            return StagedRow.quarantined("invalid_json", NOT_JSON, WIDTH);
-        }
-        Map<String, Object> object = ExactJson.object(SparkText.tree(parsed));
-        if (object == null) {
-            return StagedRow.quarantined("wrong_shape", "the JSON value is not an object", WIDTH);
-        }
-        Record record = new Record(dialect, extended, object);
+        Record record = new Record(dialect, extended, document.message());
         String[] error = record.error();
         if (error != null) {
             return StagedRow.quarantined(error[0], error[1], WIDTH);
@@ -240,12 +224,7 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
             });
             String hashed = String.join(SEPARATOR, orEmpty(recordType), orEmpty(ExactJson.text(prevJson)),
                     orEmpty(ExactJson.text(postJson)), ExactJson.json(progressFree));
-            try {
-                byte[] digest = MessageDigest.getInstance("SHA-256").digest(hashed.getBytes(StandardCharsets.UTF_8));
-                return HexFormat.of().formatHex(digest);
-            } catch (NoSuchAlgorithmException e) {
-                throw new IllegalStateException(e);
-            }
+            return SparkText.sha2(hashed);
         }
     }
 

@@ -2,8 +2,11 @@ package cdcunify;
 
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -117,6 +120,15 @@ final class SparkText {
             return Long.parseLong(text.substring(0, end));
         } catch (NumberFormatException e) {
             return null;
+        }
+    }
+
+    /** sha2(text, 256): the SHA-256 of the text's UTF-8 bytes, in lower-case hex. */
+    static String sha2(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
         }
     }
 
