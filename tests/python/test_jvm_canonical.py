@@ -945,7 +945,7 @@ def _table_change_types(message: dict, fallback: str | None) -> Image | None:
 
 def _first_declared(columns: Any) -> Image | None:
     """The DataWorks family's declared types: `{name, type}` per column, the first declaration of a
-    name winning (macro dataworks_fields); None when the message has no column list."""
+    name winning (DataWorksRows.sourceTypes); None when the message has no column list."""
     if not isinstance(columns, list):
         return None
     types: Image = {}
