@@ -25,14 +25,16 @@
 {%- endmacro %}
 
 {% macro cdc_canonical_image(dialect, values, source_types) -%}
-    {#- An image in canonical text: struct<values, types, error>. Dialects that send no column types
-        (CKafka format one, OMS Default, SharePlex, Maxwell, GoldenGate JSON) keep every value as sent and
-        type it `string` (docs/staged-contract.md): plain SQL, as a decoder would change nothing.
-        The others run the dialect's value decoder in the JVM (cdcunify.CanonicalImage, the twin of
-        the Python decoders in cdc_unify.canonicalizers), given the image and its types as arrays of
-        entries, which keep their order. -#}
-    {%- set time_zone = cdc_string_literal(var('source_time_zone')) %}
-    {%- if dialect in ('ckafka_json', 'oms_default_json', 'oms_shareplex_json', 'maxwell_json', 'ogg_json') %}
+    {#- An image in canonical text: struct<values, types, error>, for the SQL staging models of the
+        dialects that send no column types (CKafka format one, SharePlex, Maxwell): every value kept as
+        sent and typed `string` (docs/staged-contract.md), as a decoder would change nothing. The
+        dialects that declare types decode their images in their message function
+        (cdcunify.CanonicalImage, called from src/cdc_unify/java/cdcunify/*Rows.java). -#}
+    {%- if dialect not in ('ckafka_json', 'oms_shareplex_json', 'maxwell_json') %}
+        {{- exceptions.raise_compiler_error(
+            "cdc_canonical_image: " ~ dialect ~ " is staged by a JVM message function, which decodes its images"
+        ) }}
+    {%- endif %}
     transform(
         array({{ values }}),
         image -> named_struct(
@@ -41,9 +43,6 @@
             'error', cast(null as string)
         )
     )[0]
-    {%- else %}
-    cdc_jvm_canonical_image('{{ dialect }}', map_entries({{ values }}), map_entries({{ source_types }}), {{ time_zone }})
-    {%- endif %}
 {%- endmacro %}
 
 {% macro cdc_new_landing_rows(relation) -%}

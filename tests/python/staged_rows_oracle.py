@@ -1,6 +1,6 @@
 """What the message functions' tests (test_jvm_canal_rows, test_jvm_cloudcanal_rows,
-test_jvm_dataworks_rows, test_jvm_oms_default_rows) share: a function's staged rows (cdcunify.CanalRows,
-CloudCanalRows, DataWorksRows, OmsDefaultRows) against its Python oracle, every case, field by field
+test_jvm_dataworks_rows, test_jvm_oms_default_rows, test_jvm_ogg_rows) share: a function's staged rows
+(cdcunify.CanalRows, CloudCanalRows, DataWorksRows, OmsDefaultRows, OggRows) against its Python oracle, every case, field by field
 in the function's order, maps compared with their key order; and the generator's messages of a
 dialect, for their corpora."""
 

@@ -3,6 +3,7 @@ package cdcunify;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
@@ -65,8 +66,16 @@ public final class CanonicalImage implements UDF4<String, Seq<Row>, Seq<Row>, St
         static final Image NONE = new Image(null, null, null);
     }
 
-    /** The image through the dialect's decoder; NONE for no image. */
+    /** Dialects that send no column types: every value kept as sent and typed 'string' (as the SQL
+     * branch of macro cdc_canonical_image does for the SQL models), nothing to decode. */
+    private static final Set<String> KEPT_AS_SENT = Set.of("oms_default_json", "ogg_json");
+
+    /** The image through the dialect's decoder (kept as sent where the dialect sends no types); NONE
+     * for no image. */
     static Image image(String dialect, Map<String, String> values, Map<String, String> declared, String sourceTz) {
+        if (KEPT_AS_SENT.contains(dialect)) {
+            return values == null ? Image.NONE : new Image(values, asStrings(values), null);
+        }
         Decoder decoder = decoder(dialect);
         if (values == null) {
             return Image.NONE;
@@ -92,6 +101,12 @@ public final class CanonicalImage implements UDF4<String, Seq<Row>, Seq<Row>, St
             map.put(entry.getString(0), entry.getString(1));
         }
         return map;
+    }
+
+    private static Map<String, String> asStrings(Map<String, String> values) {
+        Map<String, String> types = new LinkedHashMap<>();
+        values.keySet().forEach(column -> types.put(column, "string"));
+        return types;
     }
 
     /** A table of declared type names, each row `logical: NAME|NAME|...`. */

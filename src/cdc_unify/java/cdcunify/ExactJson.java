@@ -270,18 +270,22 @@ public final class ExactJson {
         if (value instanceof List<?> array) {
             for (Object element : array) {
                 Map<String, Object> row = object(element);
-                if (row == null) {
-                    continue;
+                if (row != null) {
+                    joined.append(nestedKeys(row));
                 }
-                List<String> names = new ArrayList<>();
-                for (Map.Entry<String, Object> field : row.entrySet()) {
-                    if (nested(field.getValue())) {
-                        names.add(field.getKey());
-                    }
-                }
-                joined.append(String.join(", ", names));
             }
         }
         return joined.toString();
+    }
+
+    /** cdc_nested_columns of one image: its columns whose value is an object or array, joined by ", ". */
+    public static String nestedKeys(Map<String, Object> row) {
+        List<String> names = new ArrayList<>();
+        for (Map.Entry<String, Object> field : row.entrySet()) {
+            if (nested(field.getValue())) {
+                names.add(field.getKey());
+            }
+        }
+        return String.join(", ", names);
     }
 }

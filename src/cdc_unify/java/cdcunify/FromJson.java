@@ -12,10 +12,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What Spark's `from_json(cdc_exact_json(text), schema)` (partial results on, Spark 4) makes of the
- * fields of a JSON value read by ExactJson.parseInTextOrder, for the message functions that replace
- * SQL models reading messages so (DataWorksRows). cdc_exact_json has turned every number into a
- * string of its digits, so a number reads as its text wherever a string is asked for.
+ * What Spark's `from_json(text, schema)` (partial results on, Spark 4), over the text with every
+ * number quoted as the DataWorks SQL models read it, makes of the fields of a JSON value read by
+ * ExactJson.parseInTextOrder: DataWorksRows reads its messages so. A number reads as its text
+ * wherever a string is asked for.
  *
  * A field whose JSON type does not fit the schema's is null and the rest of its struct is kept; an
  * array of structs with any element that is neither an object nor null is null as a whole. A

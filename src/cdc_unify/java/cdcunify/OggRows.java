@@ -142,18 +142,18 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
                 return reason("invalid_timestamp", "current_ts " + currentTsText + " is not YYYY-MM-DD[T]HH:MM:SS[.ffffff]");
             } else if (pos != null && posNumber == null) {
                 return reason("wrong_shape", "pos " + pos + " is not a trail position (digits)");
-            } else if (!before.nested().isEmpty()) {
-                return reason("invalid_value", "before values are JSON objects/arrays, not column values: " + before.nested());
-            } else if (!after.nested().isEmpty()) {
-                return reason("invalid_value", "after values are JSON objects/arrays, not column values: " + after.nested());
+            } else if (!before.nested.isEmpty()) {
+                return reason("invalid_value", "before values are JSON objects/arrays, not column values: " + before.nested);
+            } else if (!after.nested.isEmpty()) {
+                return reason("invalid_value", "after values are JSON objects/arrays, not column values: " + after.nested);
             }
             return null;
         }
 
         /** The operation's staged row; `document` is the message as parsed, for its natural id. */
         Row stage(Map<String, Object> document) {
-            Map<String, String> beforeValues = before.values();
-            Map<String, String> afterValues = after.values();
+            Map<String, String> beforeValues = before.values;
+            Map<String, String> afterValues = after.values;
             int parts = nameParts.size();
             return StagedRow.decoded(0,
                     rowOp.equals("TRUNCATE") ? "DDL" : "ROW", rowOp,
@@ -161,7 +161,7 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
                     primaryKeys == null ? List.of() : primaryKeys,
                     primaryKeys != null && !primaryKeys.isEmpty() ? "message" : "none",
                     beforeValues, afterValues, beforeIsPartial(), afterValues == null ? null : after.hasMissing() || rowOp.equals("UPDATE"),
-                    SparkText.union(stringTypes(beforeValues), stringTypes(afterValues)),
+                    SparkText.union(typesOf(beforeValues), typesOf(afterValues)),
                     changeMicros, changeMicros == null ? null : precision(opTsText), formattedMicros,
                     pos, posNumber == null ? null : posNumber.toString(), naturalId(document));
         }
@@ -169,11 +169,11 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
         /** A before image with columns flagged missing, or an UPDATE's before holding fewer columns
          * than its after (a compressed update's keys only). */
         private Boolean beforeIsPartial() {
-            Map<String, String> beforeValues = before.values();
+            Map<String, String> beforeValues = before.values;
             if (beforeValues == null) {
                 return null;
             }
-            Map<String, String> afterValues = after.values();
+            Map<String, String> afterValues = after.values;
             return before.hasMissing() || rowOp.equals("UPDATE") && afterValues != null
                     && !beforeValues.keySet().containsAll(afterValues.keySet());
         }
@@ -185,24 +185,29 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
         final Map<String, Object> struct;
         final boolean used;
         final List<String> missing = new ArrayList<>();
-        final Map<String, Object> columns = new LinkedHashMap<>();
+        /** The image's values as sent when the operation reads it, else null. */
+        final Map<String, String> values;
+        /** The read image's columns holding an object or array, joined by ", ". */
+        final String nested;
 
         Image(Map<String, Object> struct, boolean used) {
             this.struct = struct;
             this.used = used;
-            if (struct == null) {
-                return;
+            Map<String, Object> columns = new LinkedHashMap<>();
+            if (struct != null) {
+                struct.forEach((column, value) -> {
+                    if (isFlag(column, value) && (Boolean) value) {
+                        missing.add(column);
+                    }
+                });
+                struct.forEach((column, value) -> {
+                    if (!isFlag(column, value) && !missing.contains(column + MISSING)) {
+                        columns.put(column, value);
+                    }
+                });
             }
-            struct.forEach((column, value) -> {
-                if (isFlag(column, value) && (Boolean) value) {
-                    missing.add(column);
-                }
-            });
-            struct.forEach((column, value) -> {
-                if (!isFlag(column, value) && !missing.contains(column + MISSING)) {
-                    columns.put(column, value);
-                }
-            });
+            values = used && struct != null ? ExactJson.textMap(columns) : null;
+            nested = values == null ? "" : ExactJson.nestedKeys(columns);
         }
 
         /** `<column>_isMissing`, a JSON boolean, next to its column (a source column that merely
@@ -215,40 +220,11 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
         boolean hasMissing() {
             return !missing.isEmpty();
         }
-
-        /** The image's values as sent when the operation reads it. */
-        Map<String, String> values() {
-            if (!used || struct == null) {
-                return null;
-            }
-            Map<String, String> values = new LinkedHashMap<>();
-            columns.forEach((column, value) -> values.put(column, ExactJson.text(value)));
-            return values;
-        }
-
-        /** The read image's columns holding an object or array, joined by ", ". */
-        String nested() {
-            if (!used || struct == null) {
-                return "";
-            }
-            List<String> nested = new ArrayList<>();
-            columns.forEach((column, value) -> {
-                if (ExactJson.nested(value)) {
-                    nested.add(column);
-                }
-            });
-            return String.join(", ", nested);
-        }
     }
 
-    /** Every column of the image typed 'string': GoldenGate sends no types. */
-    private static Map<String, String> stringTypes(Map<String, String> values) {
-        if (values == null) {
-            return null;
-        }
-        Map<String, String> types = new LinkedHashMap<>();
-        values.keySet().forEach(column -> types.put(column, "string"));
-        return types;
+    /** The types of an image kept as sent: 'string' for every column (GoldenGate sends none). */
+    private static Map<String, String> typesOf(Map<String, String> values) {
+        return CanonicalImage.image("ogg_json", values, null, null).types();
     }
 
     /** A zone-less wall clock (`T` or a space between date and time) in the source zone as epoch

@@ -1,7 +1,6 @@
 package cdcunify;
 
 import java.math.BigInteger;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -176,7 +175,8 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
             String db = metaText("db");
             String dbType = metaText("dbType");
             boolean tenant = dbType != null && db != null && OCEANBASE.matcher(dbType).find() && TENANT_DB.matcher(db).find();
-            List<String> keyColumns = SparkText.distinct(split(metaText("record_primary_key")), true);
+            List<String> sentNames = split(metaText("record_primary_key"));
+            List<String> keyColumns = SparkText.distinct(sentNames, true);
             return List.of(StagedRow.decoded(0,
                     row ? "ROW" : recordType, recordType.equals("DDL") ? null : row ? rowOp : recordType,
                     dbType == null ? null : dbType.toLowerCase(Locale.ROOT),
@@ -185,7 +185,7 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
                     before.values(), after.values(), row ? false : null, row ? false : null,
                     row && extended ? SparkText.union(prev.declared, post.declared) : null,
                     row ? SparkText.union(before.types(), after.types()) : null,
-                    keyImage(keyColumns, before.values(), after.values()),
+                    keyImage(keyColumns, sentNames, before.values(), after.values()),
                     seconds == null ? null : seconds * 1_000_000L, seconds == null ? null : "s",
                     storeSequence != null ? storeSequence : metaText("checkpoint"), metaText("uniqueId"),
                     sequenceNumber == null ? null : sequenceNumber.toString(), naturalId(),
@@ -193,9 +193,9 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
         }
 
         /** Each key column's value from after, before, else record_primary_value at the name's
-         * first place in record_primary_key. */
-        private Map<String, String> keyImage(List<String> columns, Map<String, String> before, Map<String, String> after) {
-            List<String> sentNames = split(metaText("record_primary_key"));
+         * first place in record_primary_key (`sentNames`, split). */
+        private Map<String, String> keyImage(List<String> columns, List<String> sentNames, Map<String, String> before,
+                Map<String, String> after) {
             List<String> sentValues = split(metaText("record_primary_value"));
             Map<String, String> image = new LinkedHashMap<>();
             for (String name : columns) {
@@ -251,17 +251,12 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
                 nested = null;
                 return;
             }
-            values = new LinkedHashMap<>();
-            List<String> nestedColumns = new ArrayList<>();
-            struct.forEach((column, value) -> {
-                if (!(extended && column.equals(LIGHT_TYPE))) {
-                    values.put(column, ExactJson.text(value));
-                    if (ExactJson.nested(value)) {
-                        nestedColumns.add(column);
-                    }
-                }
-            });
-            nested = String.join(", ", nestedColumns);
+            Map<String, Object> columns = new LinkedHashMap<>(struct);
+            if (extended) {
+                columns.remove(LIGHT_TYPE);
+            }
+            values = ExactJson.textMap(columns);
+            nested = ExactJson.nestedKeys(columns);
         }
 
         /** `__light_type` sent but not {column: {"schemaType": type}}. */
@@ -269,15 +264,9 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
             return ExactJson.present(lightType) && (declared == null || declared.containsValue(null));
         }
 
-        /** The image in canonical text: OMS Default JSON declares no types, so its values are kept
-         * as sent, each typed 'string'. */
+        /** The image in canonical text (OMS Default JSON declares no types: kept as sent). */
         CanonicalImage.Image canonical(String dialect, String sourceTz) {
-            if (!dialect.equals("oms_default_json") || values == null) {
-                return CanonicalImage.image(dialect, values, declared, sourceTz);
-            }
-            Map<String, String> types = new LinkedHashMap<>();
-            values.keySet().forEach(column -> types.put(column, "string"));
-            return new CanonicalImage.Image(values, types, null);
+            return CanonicalImage.image(dialect, values, declared, sourceTz);
         }
     }
 

@@ -15,8 +15,8 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
 
-/** What the message functions (CanalRows, CloudCanalRows) need of Spark's own rules, so that a
- * row they build is the one the SQL they replace built. */
+/** What the message functions (CanalRows, CloudCanalRows, DataWorksRows, OmsDefaultRows, OggRows)
+ * need of Spark's own rules, so that a row they build is the one the SQL they replace built. */
 final class SparkText {
     private SparkText() {}
 

@@ -4,8 +4,8 @@ import java.util.List;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 
-/** A staged row as the message functions (CanalRows, CloudCanalRows) return it: row_index,
- * error_code, error_detail, then the function's decoded columns. */
+/** A staged row as the message functions (CanalRows, CloudCanalRows, DataWorksRows, OmsDefaultRows,
+ * OggRows) return it: row_index, error_code, error_detail, then the function's decoded columns. */
 final class StagedRow {
     private StagedRow() {}
 
