@@ -5,50 +5,6 @@
     dialect shares is in macros/staging.sql.
     docs/dialects/canal_json.md, oms_canal_json.md and ckafka_json.md explain the choices. -#}
 
-{% macro canal_epoch_unit(text) -%}
-    {#- The unit of an epoch number by its digit count: 10-digit seconds (CKafka DDL) and 13-digit
-        milliseconds (Canal) both occur; null when the text is not a non-negative integer. -#}
-    case
-        when {{ text }} rlike '^[0-9]{1,11}$' then 's'
-        when {{ text }} rlike '^[0-9]{12,14}$' then 'ms'
-        when {{ text }} rlike '^[0-9]{15,17}$' then 'us'
-        when {{ text }} rlike '^[0-9]{18,19}$' then 'ns'
-    end
-{%- endmacro %}
-
-{% macro canal_epoch_timestamp(text, unit) -%}
-    case {{ unit }}
-        when 's' then timestamp_seconds(try_cast({{ text }} as bigint))
-        when 'ms' then timestamp_millis(try_cast({{ text }} as bigint))
-        when 'us' then timestamp_micros(try_cast({{ text }} as bigint))
-        when 'ns' then timestamp_micros(try_cast({{ text }} as bigint) div 1000)
-    end
-{%- endmacro %}
-
-{% macro canal_event_kind(canal_type, is_ddl_text) -%}
-    {#- Canal EventType / EntryType names (spec 004) -> staged event kind; null = unknown type.
-        QUERY is a DDL statement unless the message says isDdl false (a plain query event). -#}
-    case
-        when {{ canal_type }} in ('INSERT', 'UPDATE', 'DELETE') then 'ROW'
-        when {{ canal_type }} = 'QUERY' and {{ is_ddl_text }} = 'false' then 'OTHER'
-        when {{ canal_type }} in ('CREATE', 'ALTER', 'ERASE', 'QUERY', 'TRUNCATE', 'RENAME', 'CINDEX', 'DINDEX')
-            then 'DDL'
-        when {{ canal_type }} in ('GTID', 'XACOMMIT', 'XAROLLBACK', 'TRANSACTIONBEGIN', 'TRANSACTIONEND')
-            then 'TRANSACTION'
-        when {{ canal_type }} in ('MHEARTBEAT', 'HEARTBEAT') then 'HEARTBEAT'
-    end
-{%- endmacro %}
-
-{% macro canal_op(canal_type) -%}
-    {#- The staged op: DDL types in the contract's names, every other type as sent. -#}
-    case {{ canal_type }}
-        when 'ERASE' then 'DROP'
-        when 'CINDEX' then 'CREATE_INDEX'
-        when 'DINDEX' then 'DROP_INDEX'
-        else {{ canal_type }}
-    end
-{%- endmacro %}
-
 {% macro canal_create_table_primary_key(statement) -%}
     {#- Key columns of a CREATE TABLE statement, in key order: the `PRIMARY KEY (...)` constraint, else a
         column defined `... PRIMARY KEY`; an empty array when the table has none; null when the statement

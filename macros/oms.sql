@@ -1,18 +1,7 @@
 {#- OceanBase OMS dialects (spec 003): the steps stg_oms_default_json__changes and
-    stg_oms_default_ext_json__changes share (oms_default_staged_rows), and a wall-clock reader
-    stg_oms_shareplex_json__changes uses; what every JSON dialect shares is in macros/staging.sql.
+    stg_oms_default_ext_json__changes share (oms_default_staged_rows); what every JSON dialect
+    shares is in macros/staging.sql.
     docs/dialects/oms_*.md explain the choices. -#}
-
-{% macro oms_wall_clock_utc(text) -%}
-    {#- A wall-clock `YYYY-MM-DDTHH:mm:ss` in the source time zone (dbt var source_time_zone) as a UTC
-        timestamp; null when the text has another form. -#}
-    case
-        when {{ text }} rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$'
-            then to_utc_timestamp(
-                try_to_timestamp(replace({{ text }}, 'T', ' '), 'yyyy-MM-dd HH:mm:ss'), '{{ var("source_time_zone") }}'
-            )
-    end
-{%- endmacro %}
 
 {% macro oms_default_staged_rows(dialect) -%}
     {#- The steps of the two OMS Default models after `landing` (cdc_landing_import): `records`

@@ -38,14 +38,14 @@ STAGED_FIELD_TYPES = {
     "primary_key_columns": T.ArrayType(T.StringType()),
     **dict.fromkeys(("before", "after", "column_source_types", "column_types", "key_image"), TEXT_MAP),
     **dict.fromkeys(("before_is_partial", "after_is_partial"), T.BooleanType()),
-    **dict.fromkeys(("event_ts_micros", "emitted_ts_micros"), T.LongType()),
+    **dict.fromkeys(("event_ts_micros", "emitted_ts_micros", "binlog_number"), T.LongType()),
 }
 
 
 def staged_rows(*names: str) -> T.ArrayType:
-    """The rows a message function (cdcunify.CanalRows, CloudCanalRows, DataWorksRows, OmsDefaultRows,
-    OggRows) builds, fields in its order: row_index, error_code, error_detail, then the contract's
-    decoded columns it fills, its times as microseconds since the epoch."""
+    """The rows a message function (a cdcunify.*Rows class of FUNCTIONS) builds, fields in its
+    order: row_index, error_code, error_detail, then the contract's decoded columns it fills, its
+    times as microseconds since the epoch."""
     fields = ("row_index", "error_code", "error_detail", *names)
     return T.ArrayType(T.StructType([T.StructField(n, STAGED_FIELD_TYPES.get(n, T.StringType())) for n in fields]))
 
@@ -83,6 +83,27 @@ OGG_ROWS = staged_rows(
     "before", "after", "before_is_partial", "after_is_partial", "column_types", "event_ts_micros",
     "event_ts_precision", "emitted_ts_micros", "source_position", "position_digits", "natural_id",
 )  # fmt: skip
+# `message_op` null for a DDL (the model classifies its statement with cdc_ddl_op); `position_digits`
+# the position number's digits (binlog file index * 2^32 + offset, then xoffset).
+MAXWELL_ROWS = staged_rows(
+    "event_kind", "message_op", "database_name", "table_name", "primary_key_columns", "primary_key_source",
+    "before", "after", "before_is_partial", "after_is_partial", "column_types", "event_ts_micros",
+    "event_ts_precision", "source_position", "transaction_id", "position_digits", "ddl_statement",
+)  # fmt: skip
+# `binlog_number` a format-one event's binlog file index * 2^32 + offset (null for a DDL or past a
+# bigint); the model orders a table's events by it within their second and keys them by its DDL.
+CKAFKA_ROWS = staged_rows(
+    "event_kind", "op", "database_name", "table_name", "before", "after", "before_is_partial",
+    "after_is_partial", "column_types", "event_ts_micros", "event_ts_precision", "emitted_ts_micros",
+    "source_position", "transaction_id", "binlog_number", "ddl_statement",
+)  # fmt: skip
+# `rowid_key` the value part of meta.rowid (the model's primary_key splits it on \u0001);
+# `position_digits` the scn's digits.
+SHAREPLEX_ROWS = staged_rows(
+    "event_kind", "op", "database_name", "table_name", "rowid_key", "before", "after", "before_is_partial",
+    "after_is_partial", "column_types", "event_ts_micros", "event_ts_precision", "emitted_ts_micros",
+    "source_position", "transaction_id", "position_digits", "natural_id",
+)  # fmt: skip
 # An image in canonical text (cdcunify.CanonicalImage): values, logical types, the reason it cannot be read.
 CANONICAL_IMAGE = T.StructType(
     [
@@ -98,6 +119,9 @@ FUNCTIONS = {
     "cdc_dataworks_rows": ("cdcunify.DataWorksRows", DATAWORKS_ROWS),
     "cdc_oms_default_rows": ("cdcunify.OmsDefaultRows", OMS_DEFAULT_ROWS),
     "cdc_ogg_rows": ("cdcunify.OggRows", OGG_ROWS),
+    "cdc_maxwell_rows": ("cdcunify.MaxwellRows", MAXWELL_ROWS),
+    "cdc_ckafka_rows": ("cdcunify.CkafkaRows", CKAFKA_ROWS),
+    "cdc_shareplex_rows": ("cdcunify.SharePlexRows", SHAREPLEX_ROWS),
     "cdc_jvm_canonical_image": ("cdcunify.CanonicalImage", CANONICAL_IMAGE),
     "cdc_exact_variant": ("cdcunify.ExactVariant", T.VariantType()),
 }

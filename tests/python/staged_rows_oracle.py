@@ -1,13 +1,14 @@
 """What the message functions' tests (test_jvm_canal_rows, test_jvm_cloudcanal_rows,
 test_jvm_dataworks_rows, test_jvm_oms_default_rows, test_jvm_ogg_rows) share: a function's staged rows
-(cdcunify.CanalRows, CloudCanalRows, DataWorksRows, OmsDefaultRows, OggRows) against its Python oracle, every case, field by field
+(the cdcunify.*Rows classes) against its Python oracle, every case, field by field
 in the function's order, maps compared with their key order; and the generator's messages of a
-dialect, for their corpora."""
+dialect and the corpus parts every module reads (`message_corpus`)."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 MAP_FIELDS = ("before", "after", "column_source_types", "column_types")
@@ -77,3 +78,21 @@ def generated_values(
     for kind in COMMON_MALFORMED_KINDS + encoder.extra_malformed_kinds:
         values += [encoder.malform(m, kind, rng) for m in [m for m in encoded if m.is_row_message][:8]]
     return values
+
+
+def message_corpus(
+    dialect: str, built: Iterable[bytes], workloads: Sequence[tuple[int, int, random.Random]]
+) -> list[bytes | None]:
+    """A message function's corpus for `dialect`, each value once, a tombstone first: the JSON-reading
+    cases of test_jvm_canal_rows, the module's `built` values, the dialect's spec examples, its
+    bad-input corpus and the generator's messages of each (events, seed, encoding) workload."""
+    from test_bad_inputs import corpus as bad_input_corpus
+    from test_jvm_canal_rows import value_cases
+
+    spec = Path(__file__).resolve().parents[1] / "fixtures" / "spec_examples" / dialect
+    values = [None, *value_cases(), *built]
+    values += [p.read_bytes() for p in sorted(spec.glob("[0-9][0-9]_*.json")) if "expected" not in p.name]
+    values += [m.value for m in bad_input_corpus(dialect) if m.value is not None]
+    for events, seed, encoding in workloads:
+        values += generated_values(dialect, events, seed, encoding)
+    return list(dict.fromkeys(values))

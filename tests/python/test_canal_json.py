@@ -303,7 +303,7 @@ def _images(dialect: str, message: EncodedMessage) -> list[tuple[dict | None, di
     return rows
 
 
-# ckafka_json keeps values as sent in SQL (macro cdc_canonical_image): its Spark tests check them.
+# ckafka_json keeps values as sent (no value decoder; cdcunify.CkafkaRows): its Spark tests check them.
 @pytest.mark.parametrize("dialect", [d for d in DIALECTS if d != "ckafka_json"])
 def test_encoded_images_decode_to_the_oracle_without_spark(encoded, dialect):
     canonicalize = canonicalizer_for(dialect)

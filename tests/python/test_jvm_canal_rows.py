@@ -21,12 +21,15 @@ from __future__ import annotations
 import json
 import random
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from canal_rows_oracle import FIELDS, canal_rows
 from staged_rows_oracle import assert_oracle_rows, generated_values
+
+SPEC = Path(__file__).resolve().parents[1] / "fixtures" / "spec_examples"
 
 DIALECTS = ("canal_json", "oms_canal_json")
 SHANGHAI = "Asia/Shanghai"
@@ -199,10 +202,37 @@ def array_cases() -> list[list[Any]]:
     return arrays
 
 
+# Values that reach each branch of the reader (nested names, non-object rows, null elements, odd
+# types); with the spec examples and the bad-input corpora, part of the corpus.
+CANAL_EXTRA = [
+    '{"type": {"a": 1}, "database": ["d"], "table": {"t": 2}, "es": true, "ts": null, "isDdl": false}',
+    '{"type": "INSERT", "data": [{"a": 1, "b": {"x": [1, 2]}, "c": null}, null, 3, {"d": [], "e": {}}]}',
+    '{"type": "UPDATE", "data": [{"a": 1}], "old": [{"a": 0.50, "z": true}, "x"], "pkNames": [1, null, {"k": 1}, "id"]}',
+    '{"type": "QUERY", "mysqlType": {"b": "int", "a": 7, "c": null, "d": {"x": 1}}, "sqlType": [], "sql": "CREATE"}',
+    '{"tableChanges": {"table": {"columns": [{"name": "a", "jdbcType": 4}, 3, null, {"typeExpression": {"x": 1}}],'
+    ' "primaryKeyColumnNames": ["a", 1]}}}',
+    '{"tableChanges": {"table": [1]}}',
+    '{"tableChanges": null, "data": null, "old": null}',
+    '[{"type": "INSERT"}, 7, null, [1], {"type": "DELETE", "data": []}]',
+    "[]",
+    '"just a string"',
+    "42",
+    '{"\\u00e9": 1, "type": "HEARTBEAT", "data": "nope"}',
+]
+
+
+def canal_values() -> list[bytes]:
+    from test_bad_inputs import corpus as bad_input_corpus
+
+    values = [text.encode() for text in CANAL_EXTRA]
+    for dialect in ("canal_json", "oms_canal_json"):
+        values += [p.read_bytes() for p in sorted((SPEC / dialect).glob("[0-9][0-9]_*.json"))]
+        values += [m.value for m in bad_input_corpus(dialect) if m.value is not None]
+    return list(dict.fromkeys(values))
+
+
 def corpus() -> list[bytes | None]:
     """Every value the test reads (module docstring), each once, a tombstone first."""
-    from test_jvm_functions import canal_values
-
     built = message_check_cases() + epoch_cases() + decoded_cases() + decoder_error_cases()
     values = [None, *value_cases(), *map(dumps, built), *map(dumps, array_cases())]
     values += canal_values()

@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import copy
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dataworks_rows_oracle import FIELDS, MAX_MILLIS, MIN_MILLIS, dataworks_rows
-from staged_rows_oracle import assert_oracle_rows, generated_values
-from test_jvm_canal_rows import dumps, value_cases
+from staged_rows_oracle import assert_oracle_rows, message_corpus
+from test_jvm_canal_rows import dumps
 
 DIALECTS = ("dataworks_json", "oms_dataworks_json")
 SHANGHAI = "Asia/Shanghai"
@@ -44,7 +43,6 @@ ERROR_CODES = (
 EVENT_KINDS = ("ROW", "DDL", "TRANSACTION", "HEARTBEAT")
 DROP = object()  # a field left out of a built message
 HIGH, LOW = "\ud800", "\udfff"  # lone surrogates: Spark stores both as '?'
-SPEC = Path(__file__).resolve().parents[1] / "fixtures" / "spec_examples"
 
 # Each dialect's names for the family's fields (the models' `names`).
 NAMES = {
@@ -314,15 +312,9 @@ def image_cases(d: str) -> list[dict[str, Any]]:
 
 def corpus(dialect: str) -> list[bytes | None]:
     """Every value the test reads for `dialect` (module docstring), each once, a tombstone first."""
-    from test_bad_inputs import corpus as bad_input_corpus
-
-    built = check_cases(dialect) + op_cases(dialect) + position_cases(dialect) + image_cases(dialect)
-    values = [None, *value_cases(), *map(dumps, built)]
-    values += [dumps([message(dialect)]), dumps(message(dialect)).replace(b'"op": "INSERT"', b'"op": "INSERT", "x": 1')]
-    values += [p.read_bytes() for p in sorted((SPEC / dialect).glob("[0-9][0-9]_*.json")) if "expected" not in p.name]
-    values += [m.value for m in bad_input_corpus(dialect) if m.value is not None]
-    values += generated_values(dialect, 220, 5, random.Random(2))  # test_<dialect>'s workload
-    return list(dict.fromkeys(values))
+    built = [*map(dumps, check_cases(dialect) + op_cases(dialect) + position_cases(dialect) + image_cases(dialect))]
+    built += [dumps([message(dialect)]), dumps(message(dialect)).replace(b'"op": "INSERT"', b'"op": "INSERT", "x": 1')]
+    return message_corpus(dialect, built, [(220, 5, random.Random(2))])  # test_<dialect>'s workload
 
 
 def test_corpus_reaches_every_error_code_and_event_kind():

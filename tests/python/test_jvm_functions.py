@@ -2,14 +2,13 @@
 
 - the jar: built once per source version into the cache, rebuilt when a source changes, and a
   machine without `javac` gets an error that says what to install;
-- `cdc_exact_variant` (every JSON staging model's document) against Python's JSON parser on the
+- `cdc_exact_variant` (the document every message function reads, cdcunify.ExactJson; in SQL for
+  looking at a landed value as staging reads it) against Python's JSON parser on the
   exact-number corpus (spec examples, the bad-input corpus, number edge cases: beyond int64,
   decimals of 38 and more digits, 1,200-digit numbers)
   and the cases below: one RFC 8259 value with every number the string of its exact text, keys in
   UTF-8 order, no key twice, or null;
-- `cdc_canal_rows` (the Canal models' reader, checks and decoder; its oracle and corpus are in
-  test_jvm_canal_rows) against the SQL macros stg_ckafka_json__changes classifies Canal types and
-  epoch times with: the same event kind, op, unit and time for every type, isDdl and epoch text.
+- a value holding two JSON messages is refused whole, not cut after the first.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import pytest
 
 from cdc_unify import jvm
@@ -207,92 +205,6 @@ def exact_number_corpus() -> list[str]:
                 except UnicodeDecodeError:
                     continue  # staging never rewrites a value that is not UTF-8
     return list(dict.fromkeys(texts))
-
-
-# ---------------------------------------------------------------- cdc_canal_rows
-# Values that reach each branch of the reader (nested names, non-object rows, null elements, odd
-# types); with the spec examples and the bad-input corpora, the corpus of test_jvm_canal_rows.
-CANAL_EXTRA = [
-    '{"type": {"a": 1}, "database": ["d"], "table": {"t": 2}, "es": true, "ts": null, "isDdl": false}',
-    '{"type": "INSERT", "data": [{"a": 1, "b": {"x": [1, 2]}, "c": null}, null, 3, {"d": [], "e": {}}]}',
-    '{"type": "UPDATE", "data": [{"a": 1}], "old": [{"a": 0.50, "z": true}, "x"], "pkNames": [1, null, {"k": 1}, "id"]}',
-    '{"type": "QUERY", "mysqlType": {"b": "int", "a": 7, "c": null, "d": {"x": 1}}, "sqlType": [], "sql": "CREATE"}',
-    '{"tableChanges": {"table": {"columns": [{"name": "a", "jdbcType": 4}, 3, null, {"typeExpression": {"x": 1}}],'
-    ' "primaryKeyColumnNames": ["a", 1]}}}',
-    '{"tableChanges": {"table": [1]}}',
-    '{"tableChanges": null, "data": null, "old": null}',
-    '[{"type": "INSERT"}, 7, null, [1], {"type": "DELETE", "data": []}]',
-    "[]",
-    '"just a string"',
-    "42",
-    '{"\\u00e9": 1, "type": "HEARTBEAT", "data": "nope"}',
-]
-# The Canal macros stg_ckafka_json__changes still classifies with (macros/canal.sql).
-CANAL_MACROS = jinja2.Environment().from_string((ROOT / "macros" / "canal.sql").read_text(encoding="utf-8")).module
-CANAL_TYPES = ["INSERT", "UPDATE", "DELETE", "CREATE", "ALTER", "ERASE", "QUERY", "TRUNCATE", "RENAME", "CINDEX",
-               "DINDEX", "GTID", "XACOMMIT", "XAROLLBACK", "TRANSACTIONBEGIN", "TRANSACTIONEND", "MHEARTBEAT",
-               "HEARTBEAT", "insert", "QUERY ", "ROWDATA", "1", ""]  # fmt: skip
-EPOCH_TEXTS = ["0", "1", "12345678901", "123456789012", "1700000000000", "12345678901234", "123456789012345",
-               "12345678901234567", "123456789012345678", "9223372036854775807", "9999999999999999999",
-               "12345678901234567890", "0012", "123\n", "123\r\n", "123\u0085", "123\u2028", " 123", "-1", "1.5",
-               "1e3", "\uff11\uff12"]  # fmt: skip
-
-
-def canal_values() -> list[bytes]:
-    from test_bad_inputs import corpus as bad_input_corpus
-
-    values = [text.encode() for text in CANAL_EXTRA]
-    for dialect in ("canal_json", "oms_canal_json"):
-        values += [p.read_bytes() for p in sorted((SPEC / dialect).glob("[0-9][0-9]_*.json"))]
-        values += [m.value for m in bad_input_corpus(dialect) if m.value is not None]
-    return list(dict.fromkeys(values))
-
-
-def _canal_message(canal_type: str, is_ddl: Any, es: Any) -> bytes:
-    message = {"type": canal_type, "database": "d", "table": "t", "sql": "x", "es": es, "data": [{"a": "1"}]}
-    if is_ddl is not None:
-        message["isDdl"] = is_ddl
-    return json.dumps(message).encode()
-
-
-@pytest.mark.spark
-def test_spark_canal_rows_classify_types_and_times_as_the_ckafka_macros():
-    """The Canal models classify in Java what stg_ckafka_json__changes classifies in SQL: each
-    type, isDdl and epoch text gets the same event kind, op, unit and time from both."""
-    from harness import spark_session
-
-    cases = [(t, d, "1700000000000") for t in CANAL_TYPES for d in (None, True, False, "FALSE", "no")]
-    cases += [("INSERT", None, es) for es in EPOCH_TEXTS]
-    frame = spark_session().createDataFrame(
-        [
-            (i, t, None if d is None else str(d).lower(), es, _canal_message(t, d, es))
-            for i, (t, d, es) in enumerate(cases)
-        ],
-        "i int, canal_type string, is_ddl_text string, es_text string, v binary",
-    )
-    unit = CANAL_MACROS.canal_epoch_unit("es_text")
-    rows = frame.selectExpr(
-        "i",
-        f"{CANAL_MACROS.canal_event_kind('canal_type', 'is_ddl_text')} as sql_kind",
-        f"{CANAL_MACROS.canal_op('canal_type')} as sql_op",
-        f"{unit} as sql_unit",
-        f"unix_micros({CANAL_MACROS.canal_epoch_timestamp('es_text', unit)}) as sql_ts",
-        "cdc_canal_rows('canal_json', v, 'UTC')[0] as java",
-    ).collect()
-    assert len(rows) == len(cases) > 130
-    for row in rows:
-        java, case = row.java, cases[row.i]
-        if row.sql_kind is None:
-            assert java.error_code == "unknown_op", case
-        elif row.sql_ts is None:
-            assert java.error_code == "invalid_timestamp", case
-        else:
-            assert java.error_code is None, (case, java.error_detail)
-            assert (java.event_kind, java.op, java.event_ts_precision) == (row.sql_kind, row.sql_op, row.sql_unit), case
-            assert java.event_ts_micros == row.sql_ts, case
-    kinds = {row.sql_kind for row in rows}
-    assert kinds == {"ROW", "DDL", "OTHER", "TRANSACTION", "HEARTBEAT", None}
-    assert {row.sql_unit for row in rows} == {"s", "ms", "us", "ns", None}
 
 
 @pytest.mark.spark

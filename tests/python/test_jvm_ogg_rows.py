@@ -21,14 +21,13 @@ stage. Values with an op_ts or current_ts are also read in UTC.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ogg_rows_oracle import FIELDS, ogg_rows
-from staged_rows_oracle import assert_oracle_rows, generated_values
-from test_jvm_canal_rows import dumps, value_cases
+from staged_rows_oracle import assert_oracle_rows, message_corpus
+from test_jvm_canal_rows import dumps
 
 SHANGHAI = "Asia/Shanghai"
 ERROR_CODES = (
@@ -36,7 +35,6 @@ ERROR_CODES = (
 )  # fmt: skip
 EVENT_KINDS = ("ROW", "DDL")
 DROP = object()  # a field left out of a built message
-SPEC = Path(__file__).resolve().parents[1] / "fixtures" / "spec_examples"
 
 ROW = {"ID": "1", "NOTE": "a", "PRICE": 9.50, "AT": "2024-01-02:03:04:05"}
 BASE = {
@@ -202,15 +200,8 @@ def built_cases() -> list[Any]:
 
 def corpus() -> list[bytes | None]:
     """Every value the test reads (module docstring), each once, a tombstone first."""
-    from test_bad_inputs import corpus as bad_input_corpus
-
-    values = [None, *value_cases(), *(dumps(c) for c in built_cases())]
-    values += [
-        p.read_bytes() for p in sorted((SPEC / "ogg_json").glob("[0-9][0-9]_*.json")) if "expected" not in p.name
-    ]
-    values += [m.value for m in bad_input_corpus("ogg_json") if m.value is not None]
-    values += generated_values("ogg_json", 160, 20240101, random.Random(7))  # test_ogg_json's workload
-    return list(dict.fromkeys(values))
+    # test_ogg_json's workload
+    return message_corpus("ogg_json", map(dumps, built_cases()), [(160, 20240101, random.Random(7))])
 
 
 def zoned(values: list[bytes | None]) -> list[bytes]:

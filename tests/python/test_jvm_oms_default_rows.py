@@ -25,14 +25,13 @@ keys outside the BMP, lone surrogates), decoder errors in either image and both.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from oms_default_rows_oracle import DIALECTS, FIELDS, oms_default_rows
-from staged_rows_oracle import assert_oracle_rows, generated_values
-from test_jvm_canal_rows import dumps, value_cases
+from staged_rows_oracle import assert_oracle_rows, message_corpus
+from test_jvm_canal_rows import dumps
 
 SHANGHAI = "Asia/Shanghai"
 ERROR_CODES = (
@@ -41,7 +40,6 @@ ERROR_CODES = (
 EVENT_KINDS = ("ROW", "DDL", "HEARTBEAT")
 DROP = object()  # a field left out of a built message
 DEFAULT = object()  # the builder's own image
-SPEC = Path(__file__).resolve().parents[1] / "fixtures" / "spec_examples"
 
 META = {
     "checkpoint": "1700000000", "record_primary_key": "id", "source_identity": None, "record_primary_value": "1",
@@ -314,14 +312,8 @@ def built_cases() -> list[dict[str, Any]]:
 
 def corpus(dialect: str) -> list[bytes | None]:
     """Every value the test reads for `dialect` (module docstring), each once, a tombstone first."""
-    from test_bad_inputs import corpus as bad_input_corpus
-
-    values = [None, *value_cases(), *(dumps(as_sent(c, dialect)) for c in built_cases())]
-    values += [dumps([message()]), dumps([]), dumps("INSERT")]
-    values += [p.read_bytes() for p in sorted((SPEC / dialect).glob("[0-9][0-9]_*.json")) if "expected" not in p.name]
-    values += [m.value for m in bad_input_corpus(dialect) if m.value is not None]
-    values += generated_values(dialect, 160, 20240101, random.Random(7))  # test_oms_default_json's workload
-    return list(dict.fromkeys(values))
+    built = [*(dumps(as_sent(c, dialect)) for c in built_cases()), dumps([message()]), dumps([]), dumps("INSERT")]
+    return message_corpus(dialect, built, [(160, 20240101, random.Random(7))])  # test_oms_default_json's workload
 
 
 def test_corpus_reaches_every_error_code_and_event_kind():

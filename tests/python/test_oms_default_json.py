@@ -243,8 +243,8 @@ def _images(dialect: str, doc: dict[str, Any]) -> dict[str, dict | None]:
     return {"before": doc["prevStruct"], "after": doc["postStruct"]}
 
 
-# oms_default_json and oms_shareplex_json keep values as sent in SQL (macro cdc_canonical_image):
-# their Spark tests check them.
+# oms_default_json and oms_shareplex_json keep values as sent (no value decoder; their message
+# functions): their Spark tests check them.
 @pytest.mark.parametrize("dialect", ["oms_default_ext_json"])
 def test_encoded_values_decode_to_the_oracle_without_spark(dialect, workload):
     """Every image of every row message, read as the model reads it, canonicalises to `expected`."""

@@ -1,5 +1,7 @@
 package cdcunify;
 
+import static cdcunify.StagedRow.reason;
+
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -295,9 +297,6 @@ public final class CanalRows implements UDF3<String, byte[], String, List<Row>> 
         return String.join("; ", parts);
     }
 
-    private static String[] reason(String code, String detail) {
-        return new String[] {code, detail};
-    }
 
     /** Canal EventType / EntryType names -> staged event kind; null = unknown type. QUERY is a DDL
      * statement unless the message says isDdl false (a plain query event). */

@@ -21,7 +21,7 @@ import scala.collection.Seq;
  * struct<values, types, error> (`CANONICAL_IMAGE` of src/cdc_unify/jvm.py): what the Python
  * decoder returns, keys in its order, and the reason instead of a crash when a value cannot be
  * read as its type (the model quarantines the message `invalid_value`). The image and its types
- * come as arrays of entries (macro cdc_canonical_image), because a map argument reaches a Java
+ * come as arrays of entries (map_entries), because a map argument reaches a Java
  * function as a Scala map that has lost its key order.
  */
 public final class CanonicalImage implements UDF4<String, Seq<Row>, Seq<Row>, String, Row> {
@@ -66,9 +66,10 @@ public final class CanonicalImage implements UDF4<String, Seq<Row>, Seq<Row>, St
         static final Image NONE = new Image(null, null, null);
     }
 
-    /** Dialects that send no column types: every value kept as sent and typed 'string' (as the SQL
-     * branch of macro cdc_canonical_image does for the SQL models), nothing to decode. */
-    private static final Set<String> KEPT_AS_SENT = Set.of("oms_default_json", "ogg_json");
+    /** Dialects that send no column types: every value kept as sent and typed 'string', nothing to
+     * decode. */
+    private static final Set<String> KEPT_AS_SENT =
+            Set.of("oms_default_json", "ogg_json", "oms_shareplex_json", "ckafka_json", "maxwell_json");
 
     /** The image through the dialect's decoder (kept as sent where the dialect sends no types); NONE
      * for no image. */

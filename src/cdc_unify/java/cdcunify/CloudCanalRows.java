@@ -1,5 +1,7 @@
 package cdcunify;
 
+import static cdcunify.StagedRow.reason;
+
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -323,9 +325,5 @@ public final class CloudCanalRows implements UDF2<byte[], String, List<Row>> {
             end--;
         }
         return text.substring(start, end);
-    }
-
-    private static String[] reason(String code, String detail) {
-        return new String[] {code, detail};
     }
 }

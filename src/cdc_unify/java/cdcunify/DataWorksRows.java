@@ -1,5 +1,7 @@
 package cdcunify;
 
+import static cdcunify.StagedRow.reason;
+
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -318,9 +320,5 @@ public final class DataWorksRows implements UDF3<String, byte[], String, List<Ro
     /** nullif(text, 'null'): the samples send the text "null" for a message without one. */
     private static String nullText(String text) {
         return "null".equals(text) ? null : text;
-    }
-
-    private static String[] reason(String code, String detail) {
-        return new String[] {code, detail};
     }
 }

@@ -143,12 +143,12 @@ public final class ExactJson {
         }
     }
 
-    /** In the message and not JSON null (cdc_json_present). */
+    /** In the message and not JSON null. */
     public static boolean present(Object value) {
         return value != null && value != NULL;
     }
 
-    /** A JSON object or array (cdc_json_is_nested). */
+    /** A JSON object or array: not a name, code or scalar value, though `text` reads it as JSON text. */
     public static boolean nested(Object value) {
         return value instanceof Map || value instanceof List;
     }
@@ -262,7 +262,7 @@ public final class ExactJson {
         return maps;
     }
 
-    /** cdc_nested_columns of each object element joined by '' (the models'
+    /** nestedKeys of each object element joined by '' (the old SQL models'
      * array_join(transform(rows, r -> array_join(nested keys, ', ')), '')): the columns of row
      * images whose value is an object or array. */
     public static String nestedColumns(Object value) {
@@ -278,7 +278,7 @@ public final class ExactJson {
         return joined.toString();
     }
 
-    /** cdc_nested_columns of one image: its columns whose value is an object or array, joined by ", ". */
+    /** The columns of one image whose value is an object or array, joined by ", ". */
     public static String nestedKeys(Map<String, Object> row) {
         List<String> names = new ArrayList<>();
         for (Map.Entry<String, Object> field : row.entrySet()) {

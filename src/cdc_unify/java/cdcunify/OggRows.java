@@ -1,9 +1,8 @@
 package cdcunify;
 
+import static cdcunify.StagedRow.reason;
+
 import java.math.BigInteger;
-import java.time.DateTimeException;
-import java.time.Instant;
-import java.time.LocalDateTime;
 import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
@@ -48,20 +47,14 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
 
     @Override
     public List<Row> call(byte[] value, String sourceTz) {
-        JsonDocument document = JsonDocument.read(value, WIDTH);
-        if (document.refusal() != null) {
-            return document.refusal();
-        }
-        Operation operation = new Operation(document.message(), ZoneId.of(sourceTz, ZoneId.SHORT_IDS));
-        String[] error = operation.error();
-        if (error != null) {
-            return StagedRow.quarantined(error[0], error[1], WIDTH);
-        }
-        return List.of(operation.stage(document.parsed()));
+        ZoneId zone = ZoneId.of(sourceTz, ZoneId.SHORT_IDS);
+        return JsonDocument.staged(value, WIDTH, document -> new Operation(document, zone));
     }
 
     /** One operation's fields, as the SQL's records, metadata, operations and images read them. */
-    private static final class Operation {
+    private static final class Operation implements JsonDocument.Message {
+        /** The message as parsed, for its natural id. */
+        final Map<String, Object> document;
         final Map<String, Object> message;
         final String opCode;
         final String rowOp;
@@ -77,8 +70,9 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
         final Image before;
         final Image after;
 
-        Operation(Map<String, Object> message, ZoneId zone) {
-            this.message = message;
+        Operation(JsonDocument document, ZoneId zone) {
+            this.document = document.parsed();
+            message = document.message();
             opCode = ExactJson.text(message.get("op_type"));
             rowOp = opCode == null ? null : OPS.get(opCode);
             qualifiedTable = ExactJson.text(message.get("table"));
@@ -107,8 +101,8 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
             return null;
         }
 
-        /** {error_code, error_detail} of the first reason the operation cannot be staged; null if none. */
-        String[] error() {
+        @Override
+        public String[] error() {
             String nestedName = nestedName();
             boolean writes = "INSERT".equals(rowOp) || "UPDATE".equals(rowOp);
             if (nestedName != null) {
@@ -150,12 +144,13 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
             return null;
         }
 
-        /** The operation's staged row; `document` is the message as parsed, for its natural id. */
-        Row stage(Map<String, Object> document) {
+        /** The operation's staged row. */
+        @Override
+        public List<Row> rows() {
             Map<String, String> beforeValues = before.values;
             Map<String, String> afterValues = after.values;
             int parts = nameParts.size();
-            return StagedRow.decoded(0,
+            return List.of(StagedRow.decoded(0,
                     rowOp.equals("TRUNCATE") ? "DDL" : "ROW", rowOp,
                     parts >= 2 ? nameParts.get(0) : null, parts == 3 ? nameParts.get(1) : null, nameParts.get(parts - 1),
                     primaryKeys == null ? List.of() : primaryKeys,
@@ -163,7 +158,7 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
                     beforeValues, afterValues, beforeIsPartial(), afterValues == null ? null : after.hasMissing() || rowOp.equals("UPDATE"),
                     SparkText.union(typesOf(beforeValues), typesOf(afterValues)),
                     changeMicros, changeMicros == null ? null : precision(opTsText), formattedMicros,
-                    pos, posNumber == null ? null : posNumber.toString(), naturalId(document));
+                    pos, posNumber == null ? null : posNumber.toString(), naturalId(document)));
         }
 
         /** A before image with columns flagged missing, or an UPDATE's before holding fewer columns
@@ -236,15 +231,8 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
             return null;
         }
         String wall = text.replace('T', ' ');
-        try {
-            // the first 26 characters, a final line terminator `$` let through trimmed as Spark's cast trims it
-            String cut = wall.substring(0, Math.min(26, wall.length())).replaceFirst("[\r\n]+$", "");
-            LocalDateTime local = LocalDateTime.parse(cut, WALL);
-            Instant instant = local.atZone(zone).toInstant();
-            return Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000L), instant.getNano() / 1000L);
-        } catch (DateTimeException | ArithmeticException e) {
-            return null;
-        }
+        // the first 26 characters, a final line terminator `$` let through trimmed as Spark's cast trims it
+        return WallClock.utcMicros(wall.substring(0, Math.min(26, wall.length())).replaceFirst("[\r\n]+$", ""), WALL, zone);
     }
 
     /** The unit of the wall clock's last digit: s, ms, us or ns. */
@@ -273,9 +261,5 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
         }
         String hashed = "{" + String.join(",", fields) + "}";
         return SparkText.sha2(hashed);
-    }
-
-    private static String[] reason(String code, String detail) {
-        return new String[] {code, detail};
     }
 }

@@ -1,5 +1,7 @@
 package cdcunify;
 
+import static cdcunify.StagedRow.reason;
+
 import java.math.BigInteger;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -47,22 +49,14 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
             case "oms_default_ext_json" -> true;
             default -> throw new IllegalArgumentException("cdc_oms_default_rows: not an OMS Default dialect: " + dialect);
         };
-        JsonDocument document = JsonDocument.read(value, WIDTH);
-        if (document.refusal() != null) {
-            return document.refusal();
-        }
-        Record record = new Record(dialect, extended, document.message());
-        String[] error = record.error();
-        if (error != null) {
-            return StagedRow.quarantined(error[0], error[1], WIDTH);
-        }
-        return record.stage(sourceTz);
+        return JsonDocument.staged(value, WIDTH, document -> new Record(dialect, extended, document.message(), sourceTz));
     }
 
     /** One record's fields, as the SQL's records, metadata, light_types and images read them. */
-    private static final class Record {
+    private static final class Record implements JsonDocument.Message {
         final String dialect;
         final boolean extended;
+        final String sourceTz;
         final Object recordTypeField;
         final String recordType;
         final String rowOp;
@@ -82,9 +76,10 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
         final String storeSequence;
         final BigInteger sequenceNumber;
 
-        Record(String dialect, boolean extended, Map<String, Object> message) {
+        Record(String dialect, boolean extended, Map<String, Object> message, String sourceTz) {
             this.dialect = dialect;
             this.extended = extended;
+            this.sourceTz = sourceTz;
             recordTypeField = message.get("recordType");
             recordType = ExactJson.text(recordTypeField);
             rowOp = recordType == null ? null : ROW_OPS.get(recordType);
@@ -111,8 +106,8 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
             return ExactJson.text(ExactJson.at(meta, field));
         }
 
-        /** {error_code, error_detail} of the first reason the record cannot be staged; null if none. */
-        String[] error() {
+        @Override
+        public String[] error() {
             boolean row = rowOp != null;
             String nestedName = ExactJson.nested(ExactJson.at(meta, "db")) ? "allMetaData.db"
                     : ExactJson.nested(ExactJson.at(meta, "table_name")) ? "allMetaData.table_name" : null;
@@ -163,7 +158,8 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
         }
 
         /** The record's staged row, or its quarantine row when an image cannot be read. */
-        List<Row> stage(String sourceTz) {
+        @Override
+        public List<Row> rows() {
             CanonicalImage.Image before = needsBefore ? prev.canonical(dialect, sourceTz) : CanonicalImage.Image.NONE;
             CanonicalImage.Image after = needsAfter ? post.canonical(dialect, sourceTz) : CanonicalImage.Image.NONE;
             if (before.error() != null) {
@@ -281,9 +277,5 @@ public final class OmsDefaultRows implements UDF3<String, byte[], String, List<R
 
     private static String orEmpty(String text) {
         return text == null ? "" : text;
-    }
-
-    private static String[] reason(String code, String detail) {
-        return new String[] {code, detail};
     }
 }

@@ -15,8 +15,8 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
 
-/** What the message functions (CanalRows, CloudCanalRows, DataWorksRows, OmsDefaultRows, OggRows)
- * need of Spark's own rules, so that a row they build is the one the SQL they replace built. */
+/** What the message functions (the cdcunify.*Rows classes) need of Spark's own rules, so that a
+ * row they build is the one the SQL they replace built. */
 final class SparkText {
     private SparkText() {}
 
@@ -205,7 +205,7 @@ final class SparkText {
         return new ArrayList<>(kept);
     }
 
-    /** Both maps, `second` winning on a shared key and its columns last (cdc_map_union). */
+    /** Both maps, `second` winning on a shared key and its columns last. */
     static Map<String, String> union(Map<String, String> first, Map<String, String> second) {
         Map<String, String> union = new LinkedHashMap<>();
         if (first != null) {

@@ -4,8 +4,7 @@ import java.util.List;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 
-/** A staged row as the message functions (CanalRows, CloudCanalRows, DataWorksRows, OmsDefaultRows,
- * OggRows) return it: row_index, error_code, error_detail, then the function's decoded columns. */
+/** A staged row as the message functions (the cdcunify.*Rows classes) return it: row_index, error_code, error_detail, then the function's decoded columns. */
 final class StagedRow {
     private StagedRow() {}
 
@@ -22,6 +21,11 @@ final class StagedRow {
     /** A quarantined value's one row: its reason, nothing decoded. */
     static List<Row> quarantined(String code, String detail, int width) {
         return List.of(RowFactory.create(head(0, code, detail, new Object[width])));
+    }
+
+    /** {error_code, error_detail}: the reason a message is quarantined. */
+    static String[] reason(String code, String detail) {
+        return new String[] {code, detail};
     }
 
     private static Object[] head(int rowIndex, String code, String detail, Object[] columns) {
