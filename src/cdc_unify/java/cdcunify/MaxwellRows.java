@@ -89,6 +89,9 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
         final Map<String, Object> old;
         final List<String> messageKeyColumns;
         final List<String> foundKeyColumns;
+        /** The Kafka key's names that no column of data answers to (element_at of an empty array, or
+         * map_keys of an empty object, failed the old SQL's build). */
+        final List<String> unmatchedKeyNames = new ArrayList<>();
 
         Change(Map<String, Object> message, byte[] value, byte[] key) {
             this.message = message;
@@ -124,14 +127,21 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
         /** The key columns: the message's primary_key_columns, else the names the Kafka key gives (matched
          * back to the row's spelling), else a table DDL's def.primary-key. */
         private List<String> keyColumns(byte[] key) {
+            List<KeyName> kafkaNames = rowOp == null || key == null ? null : kafkaKeyNames(new String(key, StandardCharsets.UTF_8));
             if (messageKeyColumns != null) {
+                if (kafkaNames != null && kafkaNames.stream().anyMatch(KeyName::emptyObject)) {
+                    unmatchedKeyNames.add("{}");
+                }
                 return messageKeyColumns;
             }
-            List<String> kafkaNames = rowOp == null || key == null ? null : kafkaKeyNames(new String(key, StandardCharsets.UTF_8));
             if (kafkaNames != null && !kafkaNames.isEmpty()) {
                 List<String> names = new ArrayList<>(kafkaNames.size());
-                for (String name : kafkaNames) {
-                    names.add(rowSpelling(name));
+                for (KeyName name : kafkaNames) {
+                    if (name.emptyObject()) {
+                        unmatchedKeyNames.add("{}");
+                    } else {
+                        names.add(rowSpelling(name.name()));
+                    }
                 }
                 return names;
             }
@@ -141,9 +151,13 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
             return null;
         }
 
-        /** The data column named as the Kafka key names it, Maxwell having lower-cased it there. */
+        /** The data column named as the Kafka key names it, Maxwell having lower-cased it there; a
+         * name no column answers to is unmatched. */
         private String rowSpelling(String name) {
-            if (name != null && data != null) {
+            if (data == null) {
+                return name;
+            }
+            if (name != null) {
                 String lower = name.toLowerCase(Locale.ROOT);
                 for (String column : data.keySet()) {
                     if (column.toLowerCase(Locale.ROOT).equals(lower)) {
@@ -151,7 +165,8 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
                     }
                 }
             }
-            return name;
+            unmatchedKeyNames.add(name == null ? "null" : name);
+            return null;
         }
 
         @Override
@@ -197,6 +212,9 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
                 return reason("invalid_value", "old names columns that data does not have: " + oldOnlyColumns());
             } else if (hasNested() && sentMessage() == null) {
                 return reason("invalid_value", "embedded JSON values cannot be read back from the value as sent");
+            } else if (!unmatchedKeyNames.isEmpty()) {
+                return reason("invalid_value",
+                        "the Kafka key names key columns that data does not have: " + String.join(", ", unmatchedKeyNames));
             }
             return null;
         }
@@ -296,7 +314,14 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
             if (found == null) {
                 found = field(field(sentMessage(), "data"), column);
             }
-            return found == null ? null : found.toJson(ZoneOffset.UTC);
+            if (found == null) {
+                return null;
+            }
+            // written back as Spark's map<string, variant> holds it: an object's keys sorted as stored
+            // (a lone surrogate as '?'), not as sent
+            VariantBuilder stored = new VariantBuilder(false);
+            stored.appendVariant(found);
+            return stored.result().toJson(ZoneOffset.UTC);
         }
 
         /** Binlog file index * 2^32 + offset, then the row's place in its transaction: Maxwell gives the
@@ -316,20 +341,23 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
         }
     }
 
+    /** A name of a Kafka key: null for an element that is not an object; `emptyObject` for `{}`. */
+    record KeyName(String name, boolean emptyObject) {}
+
     /** The key column names of a Kafka key, Maxwell's hash form `{"database":..,"table":..,"pk.<col>":..}`
      * (from_json's map: the names in text order) or array form `["db","table",[{"<col>":..}]]` (each
-     * element's first name as a variant sorts them); a key without `pk.` names (`_uuid`: the table
-     * has no key) names none. Null when the key is neither form or cannot be read. */
-    static List<String> kafkaKeyNames(String keyText) {
+     * element's first name as Spark stores and sorts them); a key without `pk.` names (`_uuid`: the
+     * table has no key) names none. Null when the key is neither form or cannot be read. */
+    static List<KeyName> kafkaKeyNames(String keyText) {
         if (HASH_KEY.matcher(keyText).find()) {
             List<String> names = fromJsonKeys(keyText);
             if (names == null) {
                 return null;
             }
-            List<String> columns = new ArrayList<>();
+            List<KeyName> columns = new ArrayList<>();
             for (String name : names) {
                 if (name.startsWith("pk.")) {
-                    columns.add(name.substring(3));
+                    columns.add(new KeyName(name.substring(3), false));
                 }
             }
             return columns;
@@ -360,7 +388,7 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
     }
 
     /** transform(try_variant_get(key, '$[2]', 'array<map<string, variant>>'), pk -> map_keys(pk)[0]). */
-    private static List<String> arrayKeyNames(Variant key) {
+    private static List<KeyName> arrayKeyNames(Variant key) {
         if (key == null || key.getType() != VariantUtil.Type.ARRAY || key.arraySize() < 3) {
             return null;
         }
@@ -368,18 +396,30 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
         if (columns.getType() != VariantUtil.Type.ARRAY) {
             return null;
         }
-        List<String> names = new ArrayList<>(columns.arraySize());
+        List<KeyName> names = new ArrayList<>(columns.arraySize());
         for (int i = 0; i < columns.arraySize(); i++) {
             Variant column = columns.getElementAtIndex(i);
-            if (column.getType() == VariantUtil.Type.NULL) {
-                names.add(null);
-            } else if (column.getType() != VariantUtil.Type.OBJECT) {
-                return null;
+            if (column.getType() != VariantUtil.Type.OBJECT) {
+                names.add(new KeyName(null, false));
+            } else if (column.objectSize() == 0) {
+                names.add(new KeyName(null, true));
             } else {
-                names.add(column.objectSize() == 0 ? null : column.getFieldAtIndex(0).key);
+                names.add(new KeyName(firstStoredKey(column), false));
             }
         }
         return names;
+    }
+
+    /** The least key of an object as Spark stores its keys (a lone surrogate as '?'). */
+    private static String firstStoredKey(Variant object) {
+        String first = null;
+        for (int i = 0; i < object.objectSize(); i++) {
+            String stored = SparkText.asSpark(object.getFieldAtIndex(i).key);
+            if (first == null || stored.compareTo(first) < 0) {
+                first = stored;
+            }
+        }
+        return first;
     }
 
     /** try_parse_json: Spark's own variant of the text, null when it is no JSON value Spark reads. */
