@@ -96,3 +96,12 @@ def message_corpus(
     for events, seed, encoding in workloads:
         values += generated_values(dialect, events, seed, encoding)
     return list(dict.fromkeys(values))
+
+
+def assert_reaches(values: Sequence[Any], rows: list[dict[str, Any]], at_least: int, expected: Iterable[str]) -> None:
+    """The corpus holds `at_least` values, one staged row each, and its rows reach each error code
+    and event kind `expected` names."""
+    assert len(values) >= at_least, len(values)
+    assert len(rows) == len(values)
+    reached = {r["error_code"] for r in rows} | {r["event_kind"] for r in rows}
+    assert reached >= set(expected), set(expected) - reached
