@@ -100,7 +100,7 @@ public final class CkafkaRows implements UDF2<byte[], String, List<Row>> {
 
         @Override
         public String[] error() {
-            String nestedName = nestedName(message, "DATABASE", "TABLE");
+            String nestedName = ExactJson.firstNested(message, "DATABASE", "TABLE");
             if (!ExactJson.present(message.get("TYPE"))) {
                 return reason("missing_field", "TYPE is null");
             } else if (rowOp == null) {
@@ -146,7 +146,7 @@ public final class CkafkaRows implements UDF2<byte[], String, List<Row>> {
             Map<String, String> after = needsNew ? ExactJson.textMap(newStruct) : null;
             return List.of(StagedRow.decoded(0,
                     "ROW", rowOp, database, table, before, after, before == null ? null : false,
-                    after == null ? null : false, SparkText.union(typesOf(before), typesOf(after)),
+                    after == null ? null : false, SparkText.union(CanonicalImage.sentTypes(before), CanonicalImage.sentTypes(after)),
                     timeMicros, "s", null,
                     binlogName != null && binlogPos != null ? binlogName + ":" + binlogPos : null,
                     SparkText.nullIfEmpty(ExactJson.text(message.get("GLOBAL_ID"))), binlogNumber(), null));
@@ -198,7 +198,7 @@ public final class CkafkaRows implements UDF2<byte[], String, List<Row>> {
 
         @Override
         public String[] error() {
-            String nestedName = nestedName(message, "database", "table");
+            String nestedName = ExactJson.firstNested(message, "database", "table");
             if (!ExactJson.present(message.get("type"))) {
                 return reason("missing_field", "type is null");
             } else if (ddlOp == null) {
@@ -226,18 +226,5 @@ public final class CkafkaRows implements UDF2<byte[], String, List<Row>> {
         }
     }
 
-    /** The first of the name fields holding a JSON object or array, null when none does. */
-    private static String nestedName(Map<String, Object> message, String... fields) {
-        for (String field : fields) {
-            if (ExactJson.nested(message.get(field))) {
-                return field;
-            }
-        }
-        return null;
-    }
 
-    /** The types of an image kept as sent: 'string' for every column (CKafka sends none). */
-    private static Map<String, String> typesOf(Map<String, String> values) {
-        return CanonicalImage.image("ckafka_json", values, null, null).types();
-    }
 }

@@ -122,18 +122,9 @@ public final class CloudCanalRows implements UDF2<byte[], String, List<Row>> {
             return ExactJson.present(fields.get(field));
         }
 
-        private String nestedName() {
-            for (String name : new String[] {"db", "schema", "table"}) {
-                if (ExactJson.nested(fields.get(name))) {
-                    return name;
-                }
-            }
-            return null;
-        }
-
         /** {error_code, error_detail} of the first reason the message cannot be staged; null if none. */
         String[] error() {
-            String nestedName = nestedName();
+            String nestedName = ExactJson.firstNested(fields, "db", "schema", "table");
             if (has("isDdl") && isDdlFlag == null) {
                 return reason("wrong_shape", "isDdl " + ExactJson.json(fields.get("isDdl")) + " is not a JSON boolean");
             } else if (nestedName != null) {

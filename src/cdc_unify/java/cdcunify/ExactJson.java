@@ -214,6 +214,17 @@ public final class ExactJson {
         return value instanceof Map ? (Map<String, Object>) value : null;
     }
 
+    /** The first of `fields` of the object holding a JSON object or array (a name field that is no
+     * name); null when none does. */
+    public static String firstNested(Map<String, Object> object, String... fields) {
+        for (String field : fields) {
+            if (nested(object.get(field))) {
+                return field;
+            }
+        }
+        return null;
+    }
+
     /** The field of an object at a path of names ('$.a.b'), Java null where the path ends. */
     public static Object at(Object value, String... path) {
         Object found = value;

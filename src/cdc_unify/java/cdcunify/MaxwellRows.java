@@ -172,9 +172,7 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
         @Override
         public String[] error() {
             boolean row = rowOp != null;
-            String nestedName = ExactJson.nested(message.get("type")) ? "type"
-                    : ExactJson.nested(message.get("database")) ? "database"
-                    : ExactJson.nested(message.get("table")) ? "table" : null;
+            String nestedName = ExactJson.firstNested(message, "type", "database", "table");
             if (!ExactJson.present(message.get("type"))) {
                 return reason("missing_field", "type is missing");
             } else if (nestedName != null) {
@@ -289,7 +287,7 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
                     database, SparkText.nullIfEmpty(table),
                     foundKeyColumns == null ? List.of() : foundKeyColumns, !keyed ? "none" : isDdl ? "ddl" : "message",
                     before, after, before == null ? null : false, after == null ? null : false,
-                    rowOp == null ? null : SparkText.union(typesOf(before), typesOf(after)),
+                    rowOp == null ? null : SparkText.union(CanonicalImage.sentTypes(before), CanonicalImage.sentTypes(after)),
                     eventMicros(), isDdl ? "ms" : "s", positionText != null ? positionText : text("gtid"), text("xid"),
                     positionDigits(), isDdl ? text("sql") : null));
         }
@@ -436,8 +434,4 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
         return object == null || object.getType() != VariantUtil.Type.OBJECT ? null : object.getFieldByKey(name);
     }
 
-    /** The types of an image kept as sent: 'string' for every column (Maxwell sends none). */
-    private static Map<String, String> typesOf(Map<String, String> values) {
-        return CanonicalImage.image("maxwell_json", values, null, null).types();
-    }
 }

@@ -92,18 +92,9 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
             return ExactJson.present(message.get(field));
         }
 
-        private String nestedName() {
-            for (String name : new String[] {"op_type", "table", "op_ts", "current_ts", "pos"}) {
-                if (ExactJson.nested(message.get(name))) {
-                    return name;
-                }
-            }
-            return null;
-        }
-
         @Override
         public String[] error() {
-            String nestedName = nestedName();
+            String nestedName = ExactJson.firstNested(message, "op_type", "table", "op_ts", "current_ts", "pos");
             boolean writes = "INSERT".equals(rowOp) || "UPDATE".equals(rowOp);
             if (nestedName != null) {
                 return reason("wrong_shape", nestedName + " is a JSON object or array, not a scalar");
@@ -156,7 +147,7 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
                     primaryKeys == null ? List.of() : primaryKeys,
                     primaryKeys != null && !primaryKeys.isEmpty() ? "message" : "none",
                     beforeValues, afterValues, beforeIsPartial(), afterValues == null ? null : after.hasMissing() || rowOp.equals("UPDATE"),
-                    SparkText.union(typesOf(beforeValues), typesOf(afterValues)),
+                    SparkText.union(CanonicalImage.sentTypes(beforeValues), CanonicalImage.sentTypes(afterValues)),
                     changeMicros, changeMicros == null ? null : precision(opTsText), formattedMicros,
                     pos, posNumber == null ? null : posNumber.toString(), naturalId(document)));
         }
@@ -217,10 +208,6 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
         }
     }
 
-    /** The types of an image kept as sent: 'string' for every column (GoldenGate sends none). */
-    private static Map<String, String> typesOf(Map<String, String> values) {
-        return CanonicalImage.image("ogg_json", values, null, null).types();
-    }
 
     /** A zone-less wall clock (`T` or a space between date and time) in the source zone as epoch
      * microseconds, digits past the microsecond dropped; null for any other text or an impossible
