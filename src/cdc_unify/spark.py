@@ -47,6 +47,26 @@ LOCK_FILE = ".cdc-unify.lock"
 # jobs on two cores) a finished build's JVM took more than 30 s.
 JVM_EXIT_WAIT_S = 180.0
 JVM_WAIT_PROGRESS_S = 10.0
+# Columns that hold a new value in nearly every row they are written in (the staged contract's
+# ids, positions, times, key texts and image values, and the tables built from them). Parquet
+# starts every column chunk with a dictionary and falls back to plain values once the dictionary
+# outgrows its page; for these it always did, so the dictionary was work thrown away: the mixed:1M
+# staging layer 86.6 -> 80.4 s, files 0.3% larger (docs/benchmarks.md, "Per-row columns written
+# without a dictionary"). A column of the same name in any table is written the same way; every
+# other column keeps its dictionary.
+PER_ROW_COLUMNS = (
+    "event_id",
+    "sequence",
+    "raw_value",
+    "landing_offset",
+    "landing_timestamp",
+    "event_ts",
+    "emitted_ts",
+    "primary_key",
+    "source_position",
+    "before.key_value.value",
+    "after.key_value.value",
+)
 # Open lock files of this process, by warehouse folder: held until the process ends.
 _HELD_LOCKS: dict[Path, int] = {}
 # The settings of the last session get_spark built or configured, and that session.
@@ -112,6 +132,8 @@ def session_conf(
         # group of the history. As TIMESTAMP_MICROS the files carry statistics and the scan skips
         # every file older than the watermark. Files written before stay readable.
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+        # Parquet's per-column setting, by column path (PER_ROW_COLUMNS).
+        **{f"spark.hadoop.parquet.enable.dictionary#{column}": "false" for column in PER_ROW_COLUMNS},
         # Spark hands an `in` list of more than 10 values to the Parquet scan as nothing at all, so
         # `feed not in (<every held feed>)` (a model's count of new rows when the feeds with new
         # ones are not known beforehand, over a union of landing or staging tables) read every

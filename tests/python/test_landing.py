@@ -670,3 +670,23 @@ def test_a_load_is_written_in_row_groups_a_scan_can_split(spark, tmp_path, feed,
     assert metadata.num_rows == 3000 and metadata.num_row_groups > 4
     sizes = [metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups)]
     assert max(sizes) < 2 * 64 * 1024
+
+
+@pytest.mark.spark
+def test_the_session_writes_per_row_columns_without_a_dictionary(spark, tmp_path):
+    """PER_ROW_COLUMNS are written as plain values, even where a dictionary would pay (each value
+    here five times); every other column, an image's keys included, keeps its dictionary."""
+    out = tmp_path / "staged"
+    spark.range(5000).selectExpr(
+        "sha2(cast(id % 1000 as string), 256) as event_id",
+        "'canal_json' as dialect",
+        "map('id', cast(id % 1000 as string), 'status', 'open') as after",
+    ).coalesce(1).write.parquet(str(out))
+    (file,) = out.glob("*.parquet")
+    row_group = pq.ParquetFile(file).metadata.row_group(0)
+    encodings = {
+        row_group.column(i).path_in_schema: set(row_group.column(i).encodings) for i in range(row_group.num_columns)
+    }
+    dictionary = {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
+    assert not encodings["event_id"] & dictionary and not encodings["after.key_value.value"] & dictionary
+    assert encodings["dialect"] & dictionary and encodings["after.key_value.key"] & dictionary
