@@ -50,10 +50,10 @@ JVM_WAIT_PROGRESS_S = 10.0
 # Columns that hold a new value in nearly every row they are written in (the staged contract's
 # ids, positions, times, key texts and image values, and the tables built from them). Parquet
 # starts every column chunk with a dictionary and falls back to plain values once the dictionary
-# outgrows its page; for these it always did, so the dictionary was work thrown away: the mixed:1M
-# staging layer 86.6 -> 80.4 s, files 0.3% larger (docs/benchmarks.md, "Per-row columns written
-# without a dictionary"). A column of the same name in any table is written the same way; every
-# other column keeps its dictionary.
+# stops paying or outgrows its page; in the staged tables it did for these, after building it for
+# their first pages, so that work was thrown away: the mixed:1M staging layer 86.6 -> 80.4 s, files
+# 0.3% larger (docs/benchmarks.md, "Per-row columns written without a dictionary"). A column of the
+# same name in any table is written the same way; every other column keeps its dictionary.
 PER_ROW_COLUMNS = (
     "event_id",
     "sequence",
