@@ -71,9 +71,10 @@ public final class CanonicalImage implements UDF4<String, Seq<Row>, Seq<Row>, St
     private static final Set<String> KEPT_AS_SENT =
             Set.of("oms_default_json", "ogg_json", "oms_shareplex_json", "ckafka_json", "maxwell_json");
 
-    /** The types of an image kept as sent: 'string' for every column; null for no image. */
-    static Map<String, String> sentTypes(Map<String, String> values) {
-        return values == null ? null : asStrings(values);
+    /** The types of a row's images kept as sent: 'string' for every column of either (before's
+     * first); null for no image. */
+    static Map<String, String> sentTypes(Map<String, String> before, Map<String, String> after) {
+        return SparkText.union(before == null ? null : asStrings(before), after == null ? null : asStrings(after));
     }
 
     /** The image through the dialect's decoder (kept as sent where the dialect sends no types); NONE

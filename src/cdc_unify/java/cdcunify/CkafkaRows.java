@@ -146,7 +146,7 @@ public final class CkafkaRows implements UDF2<byte[], String, List<Row>> {
             Map<String, String> after = needsNew ? ExactJson.textMap(newStruct) : null;
             return List.of(StagedRow.decoded(0,
                     "ROW", rowOp, database, table, before, after, before == null ? null : false,
-                    after == null ? null : false, SparkText.union(CanonicalImage.sentTypes(before), CanonicalImage.sentTypes(after)),
+                    after == null ? null : false, CanonicalImage.sentTypes(before, after),
                     timeMicros, "s", null,
                     binlogName != null && binlogPos != null ? binlogName + ":" + binlogPos : null,
                     SparkText.nullIfEmpty(ExactJson.text(message.get("GLOBAL_ID"))), binlogNumber(), null));
@@ -225,6 +225,4 @@ public final class CkafkaRows implements UDF2<byte[], String, List<Row>> {
                     esMicros, esUnit, tsMicros, null, null, null, sqlText));
         }
     }
-
-
 }

@@ -287,7 +287,7 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
                     database, SparkText.nullIfEmpty(table),
                     foundKeyColumns == null ? List.of() : foundKeyColumns, !keyed ? "none" : isDdl ? "ddl" : "message",
                     before, after, before == null ? null : false, after == null ? null : false,
-                    rowOp == null ? null : SparkText.union(CanonicalImage.sentTypes(before), CanonicalImage.sentTypes(after)),
+                    rowOp == null ? null : CanonicalImage.sentTypes(before, after),
                     eventMicros(), isDdl ? "ms" : "s", positionText != null ? positionText : text("gtid"), text("xid"),
                     positionDigits(), isDdl ? text("sql") : null));
         }
@@ -433,5 +433,4 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
     private static Variant field(Variant object, String name) {
         return object == null || object.getType() != VariantUtil.Type.OBJECT ? null : object.getFieldByKey(name);
     }
-
 }

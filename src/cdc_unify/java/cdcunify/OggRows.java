@@ -147,7 +147,7 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
                     primaryKeys == null ? List.of() : primaryKeys,
                     primaryKeys != null && !primaryKeys.isEmpty() ? "message" : "none",
                     beforeValues, afterValues, beforeIsPartial(), afterValues == null ? null : after.hasMissing() || rowOp.equals("UPDATE"),
-                    SparkText.union(CanonicalImage.sentTypes(beforeValues), CanonicalImage.sentTypes(afterValues)),
+                    CanonicalImage.sentTypes(beforeValues, afterValues),
                     changeMicros, changeMicros == null ? null : precision(opTsText), formattedMicros,
                     pos, posNumber == null ? null : posNumber.toString(), naturalId(document)));
         }
@@ -207,7 +207,6 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
             return !missing.isEmpty();
         }
     }
-
 
     /** A zone-less wall clock (`T` or a space between date and time) in the source zone as epoch
      * microseconds, digits past the microsecond dropped; null for any other text or an impossible

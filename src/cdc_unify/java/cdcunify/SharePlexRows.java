@@ -142,7 +142,7 @@ public final class SharePlexRows implements UDF2<byte[], String, List<Row>> {
             return List.of(StagedRow.decoded(0,
                     "ROW", rowOp, dot < 0 ? null : qualifiedTable.substring(0, dot), qualifiedTable.substring(dot + 1),
                     rowId.substring(qualifiedTable.length() + 1), before, after, false, rowOp.equals("UPDATE"),
-                    SparkText.union(CanonicalImage.sentTypes(before), CanonicalImage.sentTypes(after)),
+                    CanonicalImage.sentTypes(before, after),
                     changeMicros, changeMicros == null ? null : "s", postedMicros,
                     scn, metaText("trans"), scnNumber == null ? null : scnNumber.toString(), naturalId()));
         }
@@ -160,7 +160,6 @@ public final class SharePlexRows implements UDF2<byte[], String, List<Row>> {
                     ExactJson.json(changeMeta)));
         }
     }
-
 
     /** `YYYY-MM-DDTHH:mm:ss` in the source zone as epoch microseconds; null for any other text. */
     private static Long utcMicros(String text, ZoneId zone) {
