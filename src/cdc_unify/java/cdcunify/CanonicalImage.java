@@ -128,6 +128,25 @@ public final class CanonicalImage implements UDF4<String, Seq<Row>, Seq<Row>, St
         return table;
     }
 
+    private static final String NULL_TYPE = "\u0000null";
+
+    /** `mapping` remembered per declared type: a feed declares few distinct types, each again in
+     * every image, and reading one (a regex or two) costs more than the value it types. */
+    static UnaryOperator<String> cached(UnaryOperator<String> mapping) {
+        Map<String, String> cache = new ConcurrentHashMap<>();
+        return sourceType -> {
+            String key = sourceType == null ? NULL_TYPE : sourceType;
+            String known = cache.get(key);
+            if (known == null) {
+                known = mapping.apply(sourceType);
+                if (cache.size() < 10_000) {
+                    cache.put(key, known);
+                }
+            }
+            return known;
+        };
+    }
+
     /** Every value read under its column's declared logical type (`string` for an undeclared
      * column) by `read`, which gives {canonical text, the value's logical type}; both maps sorted. */
     static Decoded readEach(Map<String, String> values, Map<String, String> declared, UnaryOperator<String> logicalType,

@@ -116,7 +116,11 @@ final class CanonicalText {
             int point = digits.length() + (int) exponent;
             String whole = point > 0 ? digits.substring(0, point) : "0";
             String fraction = point > 0 ? digits.substring(point) : "0".repeat(-point) + digits;
-            fraction = fraction.replaceFirst("0+$", "");
+            int end = fraction.length();
+            while (end > 0 && fraction.charAt(end - 1) == '0') {
+                end--;
+            }
+            fraction = fraction.substring(0, end);
             plain = fraction.isEmpty() ? whole : whole + "." + fraction;
         }
         return value.negative() ? "-" + plain : plain;

@@ -3,6 +3,7 @@ package cdcunify;
 import java.math.BigDecimal;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * DataWorks JSON images (canonicalizers/dataworks_json.py, spec 001): six declared types, BOOLEAN,
@@ -22,8 +23,10 @@ final class DataWorksValues {
         return LOGICAL_TYPES.getOrDefault(Py.strip(declared == null ? "" : declared).toUpperCase(Locale.ROOT), "string");
     }
 
+    private static final UnaryOperator<String> LOGICAL_TYPE = CanonicalImage.cached(DataWorksValues::logicalType);
+
     static CanonicalImage.Decoded decode(Map<String, String> values, Map<String, String> declared, String sourceTz) {
-        return CanonicalImage.readEach(values, declared, DataWorksValues::logicalType, (kind, text) -> new String[] {read(kind, text), kind});
+        return CanonicalImage.readEach(values, declared, LOGICAL_TYPE, (kind, text) -> new String[] {read(kind, text), kind});
     }
 
     private static String read(String kind, String text) {

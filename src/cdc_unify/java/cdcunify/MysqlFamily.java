@@ -2,7 +2,6 @@ package cdcunify;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 
 /**
@@ -15,31 +14,13 @@ import java.util.function.UnaryOperator;
 final class MysqlFamily {
     private MysqlFamily() {}
 
-    private static final String NULL_TYPE = "\u0000null";
-
     static CanonicalImage.Decoder decoder(String dialect) {
-        UnaryOperator<String> logicalType = cached(switch (dialect) {
+        UnaryOperator<String> logicalType = CanonicalImage.cached(switch (dialect) {
             case "canal_json" -> MysqlTypes::canal;
             case "oms_canal_json" -> MysqlTypes::oms;
             default -> MysqlTypes::source;
         });
         return (values, declared, sourceTz) -> decode(dialect, logicalType, values, declared, sourceTz);
-    }
-
-    /** A feed declares few distinct types, each again in every image. */
-    private static UnaryOperator<String> cached(UnaryOperator<String> mapping) {
-        Map<String, String> cache = new ConcurrentHashMap<>();
-        return sourceType -> {
-            String key = sourceType == null ? NULL_TYPE : sourceType;
-            String known = cache.get(key);
-            if (known == null) {
-                known = mapping.apply(sourceType);
-                if (cache.size() < 10_000) {
-                    cache.put(key, known);
-                }
-            }
-            return known;
-        };
     }
 
     private static CanonicalImage.Decoded decode(String dialect, UnaryOperator<String> logicalType,

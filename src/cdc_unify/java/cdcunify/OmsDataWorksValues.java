@@ -5,6 +5,7 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -53,8 +54,10 @@ final class OmsDataWorksValues {
         return logical;
     }
 
+    private static final UnaryOperator<String> LOGICAL_TYPE = CanonicalImage.cached(OmsDataWorksValues::logicalType);
+
     static CanonicalImage.Decoded decode(Map<String, String> values, Map<String, String> declared, String sourceTz) {
-        return CanonicalImage.readEach(values, declared, OmsDataWorksValues::logicalType, OmsDataWorksValues::read);
+        return CanonicalImage.readEach(values, declared, LOGICAL_TYPE, OmsDataWorksValues::read);
     }
 
     /** {canonical text, logical type of this value}. */

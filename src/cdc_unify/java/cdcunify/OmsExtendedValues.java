@@ -3,6 +3,7 @@ package cdcunify;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -46,9 +47,11 @@ final class OmsExtendedValues {
         return logical;
     }
 
+    private static final UnaryOperator<String> LOGICAL_TYPE = CanonicalImage.cached(OmsExtendedValues::logicalType);
+
     static CanonicalImage.Decoded decode(Map<String, String> values, Map<String, String> declared, String sourceTz) {
         Map<String, String> types = new LinkedHashMap<>();
-        declared.forEach((column, type) -> types.put(column, logicalType(type)));
+        declared.forEach((column, type) -> types.put(column, LOGICAL_TYPE.apply(type)));
         Map<String, String> canonical = new LinkedHashMap<>();
         values.forEach((column, text) -> {
             String schemaType = declared.get(column);

@@ -325,7 +325,11 @@ final class Py {
             }
             exponent = value.longValue();
         }
-        String coefficient = digits.toString().replaceFirst("^0+(?=.)", "");
+        int zeros = 0;
+        while (zeros < digits.length() - 1 && digits.charAt(zeros) == '0') {
+            zeros++;
+        }
+        String coefficient = digits.substring(zeros);
         return new Dec(negative, coefficient, exponent - fractionDigits, null);
     }
 

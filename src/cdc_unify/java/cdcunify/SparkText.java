@@ -28,7 +28,7 @@ final class SparkText {
 
     /** The map's keys and values as Spark holds them; the map itself when nothing changes. */
     static Map<String, String> asSpark(Map<String, String> texts) {
-        if (texts == null || texts.entrySet().stream().noneMatch(e -> hasSurrogate(e.getKey()) || hasSurrogate(e.getValue()))) {
+        if (texts == null || !anySurrogate(texts.keySet()) && !anySurrogate(texts.values())) {
             return texts;
         }
         Map<String, String> held = new LinkedHashMap<>();
@@ -40,6 +40,35 @@ final class SparkText {
      * string as Spark holds it, an object's keys in Java string (UTF-16) order. The value itself
      * when no key or string holds a surrogate (code point order is then UTF-16 order). */
     static Object tree(Object value) {
+        return holdsSurrogate(value) ? rebuilt(value) : value;
+    }
+
+    /** A key or string of the tree holds a surrogate: the one case where Spark's tree differs, so
+     * the common case allocates nothing. */
+    private static boolean holdsSurrogate(Object value) {
+        if (value instanceof String text) {
+            return hasSurrogate(text);
+        }
+        if (value instanceof List<?> array) {
+            for (Object element : array) {
+                if (holdsSurrogate(element)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        Map<String, Object> object = ExactJson.object(value);
+        if (object != null) {
+            for (Map.Entry<String, Object> field : object.entrySet()) {
+                if (hasSurrogate(field.getKey()) || holdsSurrogate(field.getValue())) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static Object rebuilt(Object value) {
         if (value instanceof String text) {
             return asSpark(text);
         }
@@ -47,7 +76,7 @@ final class SparkText {
             List<Object> held = new ArrayList<>(array.size());
             boolean changed = false;
             for (Object element : array) {
-                Object readBack = tree(element);
+                Object readBack = rebuilt(element);
                 changed |= readBack != element;
                 held.add(readBack);
             }
@@ -57,11 +86,11 @@ final class SparkText {
         if (object == null) {
             return value;
         }
-        boolean reorder = object.keySet().stream().anyMatch(SparkText::hasSurrogate);
+        boolean reorder = anySurrogate(object.keySet());
         Map<String, Object> held = reorder ? new TreeMap<>() : new LinkedHashMap<>();
         boolean changed = reorder;
         for (Map.Entry<String, Object> field : object.entrySet()) {
-            Object readBack = tree(field.getValue());
+            Object readBack = rebuilt(field.getValue());
             changed |= readBack != field.getValue();
             held.put(asSpark(field.getKey()), readBack);
         }
@@ -82,16 +111,32 @@ final class SparkText {
                 return true;
             }
             Map<String, Object> object = ExactJson.object(value);
-            if (object != null) {
-                Set<String> stored = new HashSet<>();
-                for (String key : object.keySet()) {
-                    if (!stored.add(asSpark(key))) {
-                        return true;
-                    }
-                }
-                if (collide(object.values())) {
-                    return true;
-                }
+            if (object != null && (keysCollide(object.keySet()) || collide(object.values()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Two keys Spark stores as one: only a key with a surrogate can change, so the keys of a
+     * parsed object (distinct) stay distinct unless one holds one. */
+    private static boolean keysCollide(Set<String> keys) {
+        if (!anySurrogate(keys)) {
+            return false;
+        }
+        Set<String> stored = new HashSet<>();
+        for (String key : keys) {
+            if (!stored.add(asSpark(key))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean anySurrogate(Iterable<String> texts) {
+        for (String text : texts) {
+            if (hasSurrogate(text)) {
+                return true;
             }
         }
         return false;
@@ -145,8 +190,10 @@ final class SparkText {
         if (!finds(pattern, text)) {
             return null;
         }
-        String trimmed = text.replaceFirst("(\r\n|\r|\n)$", "");
-        return trimmed.matches("-?[0-9]+") ? new BigInteger(trimmed) : null;
+        int end = text.endsWith("\r\n") ? text.length() - 2
+                : text.endsWith("\r") || text.endsWith("\n") ? text.length() - 1 : text.length();
+        String trimmed = text.substring(0, end);
+        return signedDigits(trimmed, false) ? new BigInteger(trimmed) : null;
     }
 
     /** try_cast(text as int): ASCII blanks and control characters around an optionally signed
@@ -184,7 +231,21 @@ final class SparkText {
             end--;
         }
         String number = text.substring(start, end);
-        return number.matches("[+-]?[0-9]+") ? number : null;
+        return signedDigits(number, true) ? number : null;
+    }
+
+    /** `-?[0-9]+` (with `plus`, `[+-]?[0-9]+`) matches the whole text; no regex, as it runs per value. */
+    private static boolean signedDigits(String text, boolean plus) {
+        int start = !text.isEmpty() && (text.charAt(0) == '-' || plus && text.charAt(0) == '+') ? 1 : 0;
+        if (start == text.length()) {
+            return false;
+        }
+        for (int i = start; i < text.length(); i++) {
+            if (text.charAt(i) < '0' || text.charAt(i) > '9') {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static boolean blankOrControl(char c) {
