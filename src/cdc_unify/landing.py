@@ -477,10 +477,12 @@ def table_location(spark: SparkSession, table: str) -> str:
     return next(str(row.data_type) for row in rows if row.col_name == "Location").rstrip("/")
 
 
-# A Parquet file splits between tasks only at row groups: with Parquet's 128 MiB a load of 100,000
-# messages is one row group, read and decoded by one task while the other cores wait (a staging
-# model's work is per message, with no shuffle to spread it).
-LANDING_ROW_GROUP_BYTES = 16 * 1024 * 1024
+# A Parquet file splits between tasks only at row groups, and a staging model's work is per message,
+# with no shuffle to spread it. Parquet's 128 MiB made a load of 100,000 messages one row group,
+# decoded by one task while the other cores waited; 16 MiB still did for the ~15 MB such a load
+# compresses to. At 2 MiB it is about eight, which a scan shares evenly between the cores
+# (docs/benchmarks.md, "Landing files in 2 MiB row groups").
+LANDING_ROW_GROUP_BYTES = 2 * 1024 * 1024
 ROW_GROUP_SETTING = "parquet.block.size"
 
 
