@@ -333,7 +333,8 @@ final class Py {
         return new Dec(negative, coefficient, exponent - fractionDigits, null);
     }
 
-    private static boolean allDigits(String s) {
+    /** Only ASCII digits (none: true). */
+    static boolean allDigits(String s) {
         for (int i = 0; i < s.length(); i++) {
             if (s.charAt(i) < '0' || s.charAt(i) > '9') {
                 return false;

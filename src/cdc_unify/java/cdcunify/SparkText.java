@@ -237,15 +237,7 @@ final class SparkText {
     /** `-?[0-9]+` (with `plus`, `[+-]?[0-9]+`) matches the whole text; no regex, as it runs per value. */
     private static boolean signedDigits(String text, boolean plus) {
         int start = !text.isEmpty() && (text.charAt(0) == '-' || plus && text.charAt(0) == '+') ? 1 : 0;
-        if (start == text.length()) {
-            return false;
-        }
-        for (int i = start; i < text.length(); i++) {
-            if (text.charAt(i) < '0' || text.charAt(i) > '9') {
-                return false;
-            }
-        }
-        return true;
+        return start < text.length() && Py.allDigits(text.substring(start));
     }
 
     private static boolean blankOrControl(char c) {
