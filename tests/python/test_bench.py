@@ -214,6 +214,27 @@ def test_each_staging_model_is_judged_against_its_own_dialects_floor_and_the_lay
     assert "stg_debezium_json__changes" in lines[start + 3] and lines[start + 3].endswith("no")
 
 
+def test_staging_models_that_ran_side_by_side_are_shown_but_not_judged():
+    """With more than one dbt thread a model's node seconds hold its neighbours' work too: each
+    model keeps its ratios, its verdict is left out; the layer (first start to last end) is judged."""
+    models = [staging_model("stg_canal_json__changes", 9.0), staging_model("stg_debezium_json__changes", 5.0)]
+    per_layer = {"staging": {"seconds": 14.0, "cpu_seconds": 0.0, "first_start": 0.0, "last_end": 8.0}}
+    floors = {"seconds": 4.0, "dialects": {"canal_json": {"seconds": 3.0}, "debezium_json": {"seconds": 1.0}}}
+    report = {
+        "workload": "mixed:1k",
+        "dialects": ["canal_json", "debezium_json"],
+        "parse_floor": floors,
+        "decoder_floor": {"dialects": {"debezium_json": {"seconds": 2.0}}},
+    }
+
+    for threads, verdicts in ((None, [None, None, "yes"]), (4, [None, None, "yes"]), (1, ["yes", "no", "yes"])):
+        rows = bench_run.staging_rows(report | {"full": {"models": models, "per_layer": per_layer, "threads": threads}})
+        assert [row["met"] for row in rows] == verdicts, threads
+        assert [row["over_parse_floor"] for row in rows] == [3.0, 5.0, 2.0]
+        overlapped = [row["target"].endswith("(nodes overlapped)") for row in rows]
+        assert overlapped == [threads != 1, threads != 1, False]
+
+
 def test_a_staging_model_without_its_floor_is_not_judged():
     report = {"workload": "canal_json:1k", "dialects": ["canal_json"], "full": build_summary(10.0, 20.0, 100)}
 
