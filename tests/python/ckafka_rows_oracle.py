@@ -24,8 +24,10 @@ surrogate as '?', sorted by UTF-16 code units). So NEW_VALUES / OLD_VALUES (`aft
 their nested-column list in details) are in that sorted order, and column_types is before's columns
 that after lacks, then after's (cdc_map_union). A field's text is ExactJson's (canal_rows_oracle.text:
 numbers as their exact digits, true/false, an object or array as JSON with numbers as strings);
-`DATABASE`/`TABLE` (`database`/`table` for a DDL) that are an object or array are wrong_shape,
-BINLOG_NAME, GLOBAL_ID, TYPE, TIME, BINLOG_POS, sql, es and ts are read as their text whatever they are.
+`DATABASE`/`TABLE`/`BINLOG_NAME` (`database`/`table` for a DDL) that are an object or array are
+wrong_shape (a binlog file name read as JSON text once gave a file index from the digits inside);
+BINLOG_NAME's other values, GLOBAL_ID, TYPE, TIME, BINLOG_POS, sql, es and ts are read as their text
+whatever they are.
 database_name / table_name / transaction_id are None for ''.
 
 Reading rules of the checks (`checked`, first failing one wins, format one's before the DDL's):
@@ -121,7 +123,7 @@ def binlog_number(index: int | None, pos: str | None) -> int | None:
     return total if total <= BIGINT_MAX else None
 
 
-def nested_name(message: Message, fields: tuple[str, str]) -> str | None:
+def nested_name(message: Message, fields: tuple[str, ...]) -> str | None:
     """cdc_json_nested_name: the first of the name fields that is a JSON object or array."""
     return next((name for name in fields if nested(message.get(name))), None)
 
@@ -155,7 +157,7 @@ def read_fields(message: Message, tz: str) -> dict[str, Any]:
         "es_text": text(get("es")),
         "ts_text": text(get("ts")),
     }
-    names = ("DATABASE", "TABLE") if m["is_format_one"] else ("database", "table")
+    names = ("DATABASE", "TABLE", "BINLOG_NAME") if m["is_format_one"] else ("database", "table")
     m["nested_name"] = nested_name(message, names)
     m["row_op"] = ROW_OPS.get(m["type_code"]) if m["is_format_one"] else None
     m["ddl_op"] = None

@@ -10,7 +10,7 @@ values of test_jvm_canal_rows (JSON reading: UTF-8, duplicates, depth, name leng
 spec examples, the bad-input corpus, the sample-data generator's messages and their malformations
 (two workloads) and values built to reach every branch of the SQL: each check of `checked` in its order and near
 misses that pass (TYPE / type present or not, both, of every kind and shape; DATABASE / TABLE and a
-DDL's database / table nested, empty, missing; TIME at and past every edge of its pattern and of
+DDL's database / table nested, empty, missing; BINLOG_NAME nested; TIME at and past every edge of its pattern and of
 the calendar, DST gaps and overlaps, zones' LMT; the images each TYPE needs of every wrong type;
 BINLOG_POS at and past 18 digits; nested column values; a DDL's sql, es and ts of every shape and
 unit; isDdl false), BINLOG_NAME's file index (none, at and past a bigint, with a final terminator)
@@ -267,3 +267,21 @@ def test_spark_cdc_ckafka_rows_gives_the_oracles_rows_for_every_value():
     assert_oracle_rows(
         spark_session(), "cdc_ckafka_rows(c.v, c.tz)", cases, "struct<v: binary, tz: string>", FIELDS, ckafka_rows
     )
+
+
+@pytest.mark.spark
+def test_a_binlog_name_that_is_a_json_object_or_array_is_quarantined_not_read_for_its_digits():
+    """A nested BINLOG_NAME once staged its JSON text as the source position, and the digits inside
+    it as a file index; it is wrong_shape, as a nested DATABASE or TABLE is."""
+    from harness import spark_session
+
+    names = [{"f": "mysql-bin.000003"}, ["mysql-bin.000003"], "mysql-bin.000003"]
+    frame = spark_session().createDataFrame([(dumps(message(BINLOG_NAME=n)),) for n in names], "v binary")
+    staged = [row.r for row in frame.selectExpr(f"cdc_ckafka_rows(v, '{SHANGHAI}') as r").collect()]
+
+    assert [(rows[0].error_code, rows[0].error_detail) for rows in staged] == [
+        ("wrong_shape", "BINLOG_NAME is a JSON object/array, not a name"),
+        ("wrong_shape", "BINLOG_NAME is a JSON object/array, not a name"),
+        (None, None),
+    ]
+    assert (staged[2][0].source_position, staged[2][0].binlog_number) == ("mysql-bin.000003:484", 3 * 2**32 + 484)

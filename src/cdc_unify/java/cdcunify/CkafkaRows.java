@@ -100,7 +100,7 @@ public final class CkafkaRows implements UDF2<byte[], String, List<Row>> {
 
         @Override
         public String[] error() {
-            String nestedName = ExactJson.firstNested(message, "DATABASE", "TABLE");
+            String nestedName = ExactJson.firstNested(message, "DATABASE", "TABLE", "BINLOG_NAME");
             if (!ExactJson.present(message.get("TYPE"))) {
                 return reason("missing_field", "TYPE is null");
             } else if (rowOp == null) {
