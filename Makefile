@@ -103,11 +103,11 @@ lint: install
 	$(BIN)/sqlfluff lint --processes 0 $(SQL_DIRS)
 
 # pytest exits 5 when it collected no test: that is a failure too.
-# One process, one JVM: on a 2-core machine two pytest-xdist workers
-# (`PYTEST_PARALLEL="-n 2 --dist loadgroup"`) had finished 48% of the tests after 16 minutes, one
-# process 77% (2026-12-03). Each worker starts its own JVM, whose JIT compiles the same query code
-# again, and the two share the same two cores. Where the suite's time goes: docs/test-suite.md.
-PYTEST_PARALLEL ?=
+# Two pytest-xdist workers: one runs every test that uses the process's SparkSession (one JVM),
+# the other the tests that start Spark only in subprocesses, meanwhile (tests/python/conftest.py,
+# pytest_xdist_make_scheduler). `make test PYTEST_PARALLEL=` runs them all in one process.
+# Where the suite's time goes: docs/test-suite.md.
+PYTEST_PARALLEL ?= -n 2
 test: install java-check chromium lint
 	@$(BIN)/pytest $(PYTEST_PARALLEL); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; fi; \

@@ -13,17 +13,20 @@ starts a JVM (~10 s): build once per session and assert many things on the resul
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SUBPROCESS_TIMEOUT_S = 900
+HARNESS_IMPORT = re.compile(r"^\s*(from harness import|import harness\b)", re.M)
 
 
 @dataclass(frozen=True)
@@ -92,11 +95,25 @@ def workload() -> dict:
     return workload_build()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Groups for pytest-xdist workers (`make test PYTEST_PARALLEL="-n 2 --dist loadgroup"`; `make
-    test` itself runs one process, the Makefile says why): a group runs on one worker. Every test that reads the shared workload is in one group, as each worker process would
-    build the workload (four dbt builds) again; any other test goes with its module, whose
-    module-scoped fixtures then run once."""
-    for item in items:
-        group = "workload" if "workload" in getattr(item, "fixturenames", ()) else item.module.__name__
-        item.add_marker(pytest.mark.xdist_group(group))
+def shares_the_session(test_file: Path) -> bool:
+    """Whether the tests of `test_file` may use the process's SparkSession: the module imports
+    tests/python/harness.py, which builds it (and the shared workload). A module that does not
+    starts Spark only in subprocesses (the CLI, dbt, the SQL server), if at all."""
+    return bool(HARNESS_IMPORT.search(test_file.read_text(encoding="utf-8")))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Two units of work for pytest-xdist (`make test`: `-n 2`): the tests that may use the
+    process's SparkSession, which one worker runs in its one JVM (a second session would compile
+    the same query code again on the same two cores, docs/test-suite.md), and every other test,
+    which the second worker runs meanwhile. A scheduler of its own, as `--dist loadgroup` no longer
+    groups anything with pytest 9.2 (pytest-dev/pytest-xdist#1386: the group rides on a node id
+    that pytest no longer lets a plugin change)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SessionScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            test_file = REPO_ROOT / nodeid.split("::", 1)[0]
+            return "session" if shares_the_session(test_file) else "subprocesses"
+
+    return SessionScheduling(config, log)
