@@ -12,6 +12,7 @@ starts a JVM (~10 s): build once per session and assert many things on the resul
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -95,6 +96,8 @@ def workload() -> dict:
     return workload_build()
 
 
+# xdist asks for every test id of every worker's collection: each file is read once.
+@functools.cache
 def shares_the_session(test_file: Path) -> bool:
     """Whether the tests of `test_file` may use the process's SparkSession: the module imports
     tests/python/harness.py, which builds it (and the shared workload). A module that does not
