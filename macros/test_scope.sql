@@ -211,12 +211,18 @@
     {#- Whether the compiling test checks only what the last run wrote: scope last_run, not a
         --full-refresh invocation (its builds write every row anew; a model configured
         full_refresh: false would keep older ones), and the tested node a model whose YAML lists
-        a built_at column (every model that stamps its rows: a model without it is checked whole). -#}
+        a built_at column (every model that stamps its rows: a model without it is checked whole),
+        and the model built, unless tests run. -#}
     {%- if not execute or cdc_test_scope() == 'all' or flags.FULL_REFRESH -%}
         {{ return(false) }}
     {%- endif -%}
     {%- set tested = cdc_tested_node() -%}
-    {{ return(tested is not none and tested.resource_type == 'model' and 'built_at' in tested.columns) }}
+    {%- if tested is none or tested.resource_type != 'model' or 'built_at' not in tested.columns -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {#- `dbt compile` or `dbt docs generate` before the model's first build: no run to scope to, and
+        no table to read its newest built_at from. A test that runs needs the table anyway. -#}
+    {{ return(flags.WHICH in ('build', 'test', 'retry') or load_relation(cdc_node_relation(tested)) is not none) }}
 {%- endmacro %}
 
 {% macro cdc_test_fails_on_tested_rows(test) -%}

@@ -406,6 +406,21 @@ def test_compile_shows_each_row_checks_own_query(fixture_dbt: FixtureDbt) -> Non
 
 
 @pytest.mark.spark
+def test_compile_before_the_first_build_shows_each_tests_whole_query(tmp_path: Path) -> None:
+    """`dbt compile` (and `dbt docs generate`) where the models were never built: there is no run
+    to scope a test to, so each test's compiled SQL checks every row, and nothing reads a table
+    that does not exist (a compile error there before)."""
+    write_fixture_project(tmp_path)
+    spark_session()
+    with profile_schema("test_scope_unbuilt"):
+        compiled = {r.node.name: r.node.compiled_code for r in FixtureDbt(tmp_path)("compile").result.results}
+    assert set(EXPECTED) <= set(compiled)
+    for name in ("rows_parent_not_null", "rows_id_unique", "rows_parent_found", "versions_one_current"):
+        assert "test_scope_unbuilt." in compiled[name], name
+        assert "built_at" not in compiled[name], name
+
+
+@pytest.mark.spark
 def test_a_selected_row_check_is_counted_with_the_selected_ones_alone(fixture_dbt: FixtureDbt) -> None:
     """`dbt test --select` one passing row check: no other test is selected, so it is checked
     by its own query; with a sibling selected, both are counted by one."""
