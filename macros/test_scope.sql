@@ -51,7 +51,7 @@
             )
         {%- endif -%}
     {%- endset -%}
-    {%- set runs_tests = execute and flags.WHICH in ('build', 'test', 'retry') -%}
+    {%- set runs_tests = execute and cdc_invocation_runs_tests() -%}
     {%- if runs_tests and newest == 'cast(null as timestamp)' and cdc_test_fails_on_tested_rows(model.test_metadata) -%}
         {#- The scope is empty (the model's last run wrote no row) and the test's failing rows
             come from it: its materialization passes it without a query (adapter.pass_without_query,
@@ -222,7 +222,13 @@
     {%- endif -%}
     {#- `dbt compile` or `dbt docs generate` before the model's first build: no run to scope to, and
         no table to read its newest built_at from. A test that runs needs the table anyway. -#}
-    {{ return(flags.WHICH in ('build', 'test', 'retry') or load_relation(cdc_node_relation(tested)) is not none) }}
+    {{ return(cdc_invocation_runs_tests() or load_relation(cdc_node_relation(tested)) is not none) }}
+{%- endmacro %}
+
+{% macro cdc_invocation_runs_tests() -%}
+    {#- Whether this dbt invocation runs data tests (`dbt build`, `dbt test`, `dbt retry`), as
+        opposed to compiling them (`dbt compile`, `dbt docs generate`). -#}
+    {{ return(flags.WHICH in ('build', 'test', 'retry')) }}
 {%- endmacro %}
 
 {% macro cdc_test_fails_on_tested_rows(test) -%}
