@@ -23,18 +23,28 @@
         {%- set source = relation | string -%}
     {%- endif -%}
     {%- set base = '(select * from ' ~ source ~ ' as cdc_tested where ' ~ where ~ ')' if where else source -%}
-    {%- set newest = cdc_test_newest_built_at(relation) if scoped_run else none -%}
+    {#- A model this invocation built whole: what its last run wrote is every row it holds, read as
+        it is (no filter on its newest built_at, no second read for the keys that run touched). -#}
+    {%- set reads_one_build = scoped_run and cdc_test_reads_one_build() -%}
+    {%- if reads_one_build -%}
+        {%- set newest = cdc_built_at() -%}
+    {%- elif scoped_run -%}
+        {%- set newest = cdc_test_newest_built_at(relation) -%}
+    {%- else -%}
+        {%- set newest = none -%}
+    {%- endif -%}
     {#- Rows one run wrote are whole builds of their keys (a model that appends builds, or a view
         of such a model's live rows): a key test needs no other row. -#}
     {%- set whole_builds = live or cdc_test_shows_live_builds() -%}
-    {%- set keys = cdc_test_scope_keys(model.test_metadata) if scoped_run and not whole_builds else none -%}
+    {%- set keys_scoped = scoped_run and not (whole_builds or reads_one_build) -%}
+    {%- set keys = cdc_test_scope_keys(model.test_metadata) if keys_scoped else none -%}
     {%- set broadcast = keys is not none and cdc_test_broadcasts_keys(relation, newest) -%}
     {%- set matches = [] -%}
     {%- for key in keys or [] -%}
         {%- do matches.append('cdc_scoped_rows.' ~ key ~ ' <=> cdc_touched_keys.' ~ key) -%}
     {%- endfor -%}
     {%- set scoped -%}
-        {%- if not scoped_run -%}
+        {%- if not scoped_run or reads_one_build -%}
             (select * from {{ base }})
         {%- elif keys is none -%}
             (select * from {{ base }} as cdc_scoped_rows where built_at = {{ newest }})
@@ -121,12 +131,38 @@
         broadcast them: when it checks what the tested model's last run wrote (cdc_test_is_scoped)
         and that run stamped no row or at most var cdc_broadcast_key_limit rows
         (cdc_test_broadcasts_keys). A test of every row never broadcasts: its values are unbounded. -#}
-    {%- if not cdc_test_is_scoped() -%}
+    {%- if not cdc_test_is_scoped() or cdc_test_reads_one_build() -%}
         {{ return(false) }}
     {%- endif -%}
     {%- set relation = cdc_node_relation(cdc_tested_node()) -%}
     {%- set newest = cdc_test_newest_built_at(relation) -%}
     {{ return(newest == 'cast(null as timestamp)' or cdc_test_broadcasts_keys(relation, newest)) }}
+{%- endmacro %}
+
+{% macro cdc_test_reads_one_build() -%}
+    {#- Whether every row the compiling test reads is one this invocation wrote: the tested model was
+        built whole by it (cdc_built_whole). -#}
+    {%- set tested = cdc_tested_node() -%}
+    {{ return(tested is not none and cdc_built_whole(tested)) }}
+{%- endmacro %}
+
+{% macro cdc_built_whole(node) -%}
+    {#- Whether every row `node` shows was written by this invocation: an incremental model it built
+        whole (a first build, adapter.built_whole), or a view whose every parent is such a model or
+        view (a view shows its parents' rows). A source or any other parent: false. -#}
+    {%- if node.resource_type != 'model' -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- if node.config.materialized != 'view' -%}
+        {{ return(adapter.built_whole(invocation_id, cdc_node_relation(node))) }}
+    {%- endif -%}
+    {%- for parent_id in node.depends_on.nodes -%}
+        {%- set parent = graph.nodes.get(parent_id) -%}
+        {%- if parent is none or not cdc_built_whole(parent) -%}
+            {{ return(false) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(node.depends_on.nodes | length > 0) }}
 {%- endmacro %}
 
 {% macro cdc_view_wrote_via_parents(node) -%}

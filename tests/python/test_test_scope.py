@@ -421,6 +421,36 @@ def test_compile_before_the_first_build_shows_each_tests_whole_query(tmp_path: P
 
 
 @pytest.mark.spark
+def test_a_first_build_checks_every_row_as_written(fixture_dbt: FixtureDbt, tmp_path: Path) -> None:
+    """A first `dbt build` (no --full-refresh) writes every row of its incremental models, so its
+    tests read them as they are: no filter on the newest built_at, no semi join of the table with
+    itself for the keys the run touched (what doubled the key tests of the mixed:1M full build), no
+    window for the newest build of each key; a view of such models alike. They find what the full
+    check finds. The next build is scoped again. (fixture_dbt: the source views.) The tests warn
+    instead of failing, so that the build still builds the views downstream of failing tests."""
+    write_fixture_project(tmp_path)
+    project = yaml.safe_load((tmp_path / "dbt_project.yml").read_text(encoding="utf-8"))
+    project["data_tests"] = {"+severity": "warn"}
+    (tmp_path / "dbt_project.yml").write_text(yaml.safe_dump(project), encoding="utf-8")
+    dbt = FixtureDbt(tmp_path)
+    with profile_schema("test_scope_first_build"):
+        first = dbt("build", dbt_vars="{batch: 1}")
+        full_check = dbt("test", dbt_vars="{batch: 1, cdc_test_scope: all}")
+        second = dbt("build", "--select", "marked_rows", dbt_vars="{batch: 2}")
+    tests = {r.node.name: r for r in first.result.results if r.node.resource_type == "test"}
+    assert set(tests) == set(EXPECTED)
+    for name in ("rows_id_unique", "rows_id_parent_unique", "versions_one_current", "view_id_unique"):
+        assert "cdc_touched_keys" not in tests[name].node.compiled_code, name
+    for name in ("rows_id_not_null_always_warns", "view_id_not_null", "builds_status_ok", "builds_action_unique"):
+        assert "built_at" not in tests[name].node.compiled_code, name
+    checked = {r.node.name: r.failures for r in full_check.result.results}
+    assert {name: r.failures for name, r in tests.items()} == checked
+    assert sum(checked.values()) > 0
+    (unique,) = [r for r in second.result.results if r.node.name == "rows_id_unique"]
+    assert "cdc_touched_keys" in unique.node.compiled_code
+
+
+@pytest.mark.spark
 def test_a_selected_row_check_is_counted_with_the_selected_ones_alone(fixture_dbt: FixtureDbt) -> None:
     """`dbt test --select` one passing row check: no other test is selected, so it is checked
     by its own query; with a sibling selected, both are counted by one."""

@@ -208,6 +208,18 @@ class SparkSessionAdapter(SparkAdapter):
         return self._run.wrote_rows(invocation_id, relation)
 
     @available
+    def record_built_whole(self, invocation_id: str, relation: BaseRelation) -> str:
+        """An incremental model's full build made `relation` anew in this invocation (its data tests
+        then check every row, macros/test_scope.sql); '' for inline calls."""
+        self._run.record_built_whole(invocation_id, relation)
+        return ""
+
+    @available
+    def built_whole(self, invocation_id: str, relation: BaseRelation) -> bool:
+        """Whether this invocation built `relation` whole (record_built_whole)."""
+        return self._run.built_whole(invocation_id, relation)
+
+    @available
     def written_rows(self, invocation_id: str, relation: BaseRelation) -> int | None:
         """The rows this invocation's write of `relation` had: 0 also for a table or view it left
         unchanged; None: this invocation did not materialise it."""

@@ -8,6 +8,9 @@ that run after them (dbt runs nodes in threads: every access holds the lock).
 - How many rows each incremental write of the invocation had: the data tests of a model this
   invocation ran know what it wrote without a query, and whether the keys a key test looks up
   are few enough to broadcast (macros/test_scope.sql).
+- The incremental models it built whole (a first build: the table created anew): every row they
+  hold is then what this invocation wrote, so their data tests check every row as such, without
+  narrowing the table to its newest rows first (macros/test_scope.sql).
 - The views it re-created with the SQL they had: their rows are their parents' rows, so what a
   parent wrote tells their data tests what to check, without a query (macros/test_scope.sql).
 - The newest values (newest_values) each model asked for of its table while it compiled for a
@@ -50,6 +53,7 @@ class RunState:
         self._nothing_new: set[str] = set()
         self._tests_passed: set[str] = set()
         self._wrote_rows: dict[str, int] = {}
+        self._built_whole: set[str] = set()
         self._newest_built_at: dict[str, int | None] = {}
         self._counted_rows: dict[str, int] = {}
         self._row_check_failures: dict[str, dict[str, int] | None] = {}
@@ -65,6 +69,7 @@ class RunState:
             self._nothing_new.clear()
             self._tests_passed.clear()
             self._wrote_rows.clear()
+            self._built_whole.clear()
             self._newest_built_at.clear()
             self._counted_rows.clear()
             self._row_check_failures.clear()
@@ -141,6 +146,17 @@ class RunState:
             self._wrote_rows[relation_key(relation)] = rows
             self._newest_built_at.pop(relation_key(relation), None)
             self._counted_rows.pop(relation_key(relation), None)
+
+    def record_built_whole(self, invocation_id: str, relation: Any) -> None:
+        """This invocation built `relation` whole: every row it holds is one this invocation wrote."""
+        with self._lock:
+            self._of(invocation_id)
+            self._built_whole.add(relation_key(relation))
+
+    def built_whole(self, invocation_id: str, relation: Any) -> bool:
+        with self._lock:
+            self._of(invocation_id)
+            return relation_key(relation) in self._built_whole
 
     def wrote_rows(self, invocation_id: str, relation: Any) -> bool | None:
         """Whether this invocation's incremental write of `relation` had rows; None: no such write."""

@@ -72,6 +72,8 @@
       {{ create_table_as(False, target_relation, compiled_code, language) }}
     {%- endcall -%}
     {% do persist_constraints(target_relation, model) %}
+    {#- Every row of the table is this build's: its data tests check them all, as they are. -#}
+    {% do adapter.record_built_whole(invocation_id, target_relation) %}
     {#- The watermarks the model's incremental runs read, kept with the table (newest_values). -#}
     {% do adapter.store_newest(invocation_id, target_relation) %}
     {#- Its own small files merged now: the first incremental run would otherwise pay for them. -#}
