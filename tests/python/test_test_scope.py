@@ -12,7 +12,8 @@ gives other counts. A third model appends builds of keys (config live_rows): its
 live rows' failures only, never a superseded build's or a vacancy row's. A view of its live rows
 (config shows_live_builds) is scoped to the last run's rows without a semi join: they are whole builds. A view over the first
 model is scoped as its parent wrote: in a build that re-creates it with its former SQL, by what
-the parent wrote (no query); otherwise by its newest built_at, read with one query.
+the parent wrote (no query); otherwise by its newest built_at, read with one query. A first build
+writes every row, so its tests read each model as it is, and find what the full check finds.
 """
 
 from __future__ import annotations
