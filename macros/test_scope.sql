@@ -26,13 +26,7 @@
     {#- A model this invocation built whole: what its last run wrote is every row it holds, read as
         it is (no filter on its newest built_at, no second read for the keys that run touched). -#}
     {%- set reads_one_build = scoped_run and cdc_test_reads_one_build() -%}
-    {%- if reads_one_build -%}
-        {%- set newest = cdc_built_at() -%}
-    {%- elif scoped_run -%}
-        {%- set newest = cdc_test_newest_built_at(relation) -%}
-    {%- else -%}
-        {%- set newest = none -%}
-    {%- endif -%}
+    {%- set newest = cdc_test_newest_built_at(relation) if scoped_run and not reads_one_build else none -%}
     {#- Rows one run wrote are whole builds of their keys (a model that appends builds, or a view
         of such a model's live rows): a key test needs no other row. -#}
     {%- set whole_builds = live or cdc_test_shows_live_builds() -%}
