@@ -121,8 +121,12 @@ def session_conf(
         "spark.hadoop.javax.jdo.option.ConnectionURL": (
             f"jdbc:derby:;databaseName={local_dir / 'metastore_db'};create=true"
         ),
+        # The parallel collector, not the JVM's default G1: a build is a batch job on few cores, and
+        # G1's concurrent marking, refinement threads and write barriers take CPU from it. mixed:1M
+        # on 2 cores, builds alternating: +10,000 messages 120-122 s -> 105 s, the empty build
+        # 43-44 s -> 40 s; the serial collector 114 s (docs/benchmarks.md, "The parallel collector").
         "spark.driver.extraJavaOptions": (
-            f"-Dderby.system.home={local_dir} -Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}"
+            f"-XX:+UseParallelGC -Dderby.system.home={local_dir} -Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}"
         ),
         "spark.sql.sources.default": "parquet",
         "spark.sql.session.timeZone": "UTC",

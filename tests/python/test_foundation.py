@@ -171,6 +171,7 @@ def test_session_conf_keeps_tables_and_metastore_in_one_folder(tmp_path):
     assert conf["spark.sql.warehouse.dir"] == str(tmp_path / "wh")
     assert f"databaseName={tmp_path / 'wh' / 'metastore_db'};" in conf["spark.hadoop.javax.jdo.option.ConnectionURL"]
     assert f"-Dderby.system.home={tmp_path / 'wh'}" in conf["spark.driver.extraJavaOptions"]
+    assert "-XX:+UseParallelGC" in conf["spark.driver.extraJavaOptions"].split()
     assert conf["spark.master"] == "local[*]"
     assert conf["spark.sql.sources.default"] == "parquet"
 

@@ -29,3 +29,12 @@ def test_the_same_settings_return_the_session_without_configuring_it_again(monke
     assert spark_session() is session
     assert registered == [session, session]
     assert session.conf.get("spark.sql.shuffle.partitions") == TEST_SPARK_CONF["spark.sql.shuffle.partitions"]
+
+
+def test_the_driver_jvm_collects_garbage_with_the_parallel_collector() -> None:
+    """The driver's JVM options reach the JVM PySpark starts (a setting in SparkConf alone would not,
+    once the JVM runs): its collectors are the parallel collector's, not G1's."""
+    management = spark_session()._jvm.java.lang.management.ManagementFactory
+    collectors = {bean.getName() for bean in management.getGarbageCollectorMXBeans()}
+
+    assert collectors == {"PS Scavenge", "PS MarkSweep"}
