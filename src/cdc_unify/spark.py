@@ -103,6 +103,23 @@ def warehouse_dir(configured: str | None = None) -> str:
     return str(path if path.is_absolute() else (project_root() / path).resolve())
 
 
+# Options every JVM reads from the environment: a collector chosen there must not meet another one
+# (the JVM refuses to start with two).
+JVM_ENV_OPTIONS = ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")
+CHOSEN_COLLECTOR = re.compile(r"-XX:\+Use\w+GC\b")
+
+
+def collector_options(environ: Mapping[str, str]) -> list[str]:
+    """The driver's garbage collector: the parallel one, unless the environment's JVM options choose
+    one. A build is a batch job on few cores, and G1 (the JVM's default) takes CPU from it with
+    concurrent marking, refinement threads and write barriers: mixed:1M on 2 cores, +10,000
+    messages 120-122 s -> 105 s, the serial collector 114 s (docs/benchmarks.md, "The parallel
+    collector")."""
+    if any(CHOSEN_COLLECTOR.search(environ.get(name, "")) for name in JVM_ENV_OPTIONS):
+        return []
+    return ["-XX:+UseParallelGC"]
+
+
 def session_conf(
     master: str | None = None,
     warehouse: str | None = None,
@@ -121,12 +138,12 @@ def session_conf(
         "spark.hadoop.javax.jdo.option.ConnectionURL": (
             f"jdbc:derby:;databaseName={local_dir / 'metastore_db'};create=true"
         ),
-        # The parallel collector, not the JVM's default G1: a build is a batch job on few cores, and
-        # G1's concurrent marking, refinement threads and write barriers take CPU from it. mixed:1M
-        # on 2 cores, builds alternating: +10,000 messages 120-122 s -> 105 s, the empty build
-        # 43-44 s -> 40 s; the serial collector 114 s (docs/benchmarks.md, "The parallel collector").
-        "spark.driver.extraJavaOptions": (
-            f"-XX:+UseParallelGC -Dderby.system.home={local_dir} -Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}"
+        "spark.driver.extraJavaOptions": " ".join(
+            [
+                *collector_options(os.environ),
+                f"-Dderby.system.home={local_dir}",
+                f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}",
+            ]
         ),
         "spark.sql.sources.default": "parquet",
         "spark.sql.session.timeZone": "UTC",

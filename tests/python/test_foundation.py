@@ -166,7 +166,8 @@ def test_cli_sql_reports_bad_sql_without_java_stack(sandbox_factory):
 # --- without Spark ----------------------------------------------------------------------------
 
 
-def test_session_conf_keeps_tables_and_metastore_in_one_folder(tmp_path):
+def test_session_conf_keeps_tables_and_metastore_in_one_folder(monkeypatch, tmp_path):
+    monkeypatch.delenv("JAVA_TOOL_OPTIONS", raising=False)
     conf = spark_setup.session_conf(warehouse=str(tmp_path / "wh"))
     assert conf["spark.sql.warehouse.dir"] == str(tmp_path / "wh")
     assert f"databaseName={tmp_path / 'wh' / 'metastore_db'};" in conf["spark.hadoop.javax.jdo.option.ConnectionURL"]
@@ -174,6 +175,22 @@ def test_session_conf_keeps_tables_and_metastore_in_one_folder(tmp_path):
     assert "-XX:+UseParallelGC" in conf["spark.driver.extraJavaOptions"].split()
     assert conf["spark.master"] == "local[*]"
     assert conf["spark.sql.sources.default"] == "parquet"
+
+
+def test_a_collector_chosen_in_the_environment_is_left_alone(monkeypatch, tmp_path):
+    """The JVM refuses to start with two collectors: one chosen in JAVA_TOOL_OPTIONS (or the other
+    variables every JVM reads) replaces the parallel collector the driver gets by default."""
+    for name in spark_setup.JVM_ENV_OPTIONS:
+        monkeypatch.delenv(name, raising=False)
+    assert spark_setup.collector_options({}) == ["-XX:+UseParallelGC"]
+    assert spark_setup.collector_options({"JAVA_TOOL_OPTIONS": "-Xss4m"}) == ["-XX:+UseParallelGC"]
+    for name in spark_setup.JVM_ENV_OPTIONS:
+        assert spark_setup.collector_options({name: "-Xss4m -XX:+UseZGC"}) == []
+
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-XX:+UseG1GC")
+    options = spark_setup.session_conf(warehouse=str(tmp_path))["spark.driver.extraJavaOptions"].split()
+    assert not [option for option in options if option.endswith("GC")]
+    assert f"-Dderby.system.home={tmp_path}" in options
 
 
 def test_session_conf_extra_settings_win_and_empty_ones_are_unset(tmp_path):
