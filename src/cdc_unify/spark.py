@@ -112,9 +112,9 @@ CHOSEN_COLLECTOR = re.compile(r"-XX:\+Use\w+GC\b")
 def collector_options(environ: Mapping[str, str]) -> list[str]:
     """The driver's garbage collector: the parallel one, unless the environment's JVM options choose
     one. A build is a batch job on few cores, and G1 (the JVM's default) takes CPU from it with
-    concurrent marking, refinement threads and write barriers: mixed:1M on 2 cores, +10,000
-    messages 120-122 s -> 105 s, the serial collector 114 s (docs/benchmarks.md, "The parallel
-    collector")."""
+    concurrent marking, refinement threads and write barriers: mixed:1M on 2 cores, the +10,000
+    run replayed 120-122 s -> 105 s (the serial collector 114 s), in `make bench` 101 -> 96 s and
+    the full build 679 -> 632 CPU s (docs/benchmarks.md, "The parallel collector")."""
     if any(CHOSEN_COLLECTOR.search(environ.get(name, "")) for name in JVM_ENV_OPTIONS):
         return []
     return ["-XX:+UseParallelGC"]
