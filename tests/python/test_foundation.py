@@ -167,7 +167,8 @@ def test_cli_sql_reports_bad_sql_without_java_stack(sandbox_factory):
 
 
 def test_session_conf_keeps_tables_and_metastore_in_one_folder(monkeypatch, tmp_path):
-    monkeypatch.delenv("JAVA_TOOL_OPTIONS", raising=False)
+    for name in spark_setup.JVM_ENV_OPTIONS:
+        monkeypatch.delenv(name, raising=False)
     conf = spark_setup.session_conf(warehouse=str(tmp_path / "wh"))
     assert conf["spark.sql.warehouse.dir"] == str(tmp_path / "wh")
     assert f"databaseName={tmp_path / 'wh' / 'metastore_db'};" in conf["spark.hadoop.javax.jdo.option.ConnectionURL"]
@@ -180,8 +181,6 @@ def test_session_conf_keeps_tables_and_metastore_in_one_folder(monkeypatch, tmp_
 def test_a_collector_chosen_in_the_environment_is_left_alone(monkeypatch, tmp_path):
     """The JVM refuses to start with two collectors: one chosen in JAVA_TOOL_OPTIONS (or the other
     variables every JVM reads) replaces the parallel collector the driver gets by default."""
-    for name in spark_setup.JVM_ENV_OPTIONS:
-        monkeypatch.delenv(name, raising=False)
     assert spark_setup.collector_options({}) == ["-XX:+UseParallelGC"]
     assert spark_setup.collector_options({"JAVA_TOOL_OPTIONS": "-Xss4m"}) == ["-XX:+UseParallelGC"]
     for name in spark_setup.JVM_ENV_OPTIONS:
