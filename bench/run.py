@@ -17,6 +17,10 @@ For each workload (bench/workloads.py; generated once, reused from --work-dir af
    files of every table counted after each: the last run stands for the incremental run;
 5. `dbt build` once more with nothing new landed (rerun): what every incremental run pays
    whatever it has to do (per-node planning, reading to find what changed, data tests).
+With --repeats N, the empty build, the incremental run and the rerun each run N times, each
+incremental run after the first from a copy of the warehouse taken before it: a build of a
+minute or two on two cores varies by up to a third from one run to the next, more than most
+changes move it. Their figures are then the median run's, with every run's build seconds listed.
 With --empty-build, first the same build on empty landing tables (a warehouse of its own): the
 part of a build's cost that does not grow with the data.  With --backfill (implies --empty-build),
 after the rerun the backfill: everything the main warehouse holds landed at once in the empty
@@ -230,6 +234,30 @@ class Runner:
             }  # fmt: skip
         return {"process": process, "threads": threads, **summarize_run_results(run_results, peaks)}
 
+    def empty_build(self, run: int) -> dict[str, Any]:
+        """The build on empty landing tables, in a warehouse of its own made anew for each run."""
+        shutil.rmtree(self.empty_warehouse, ignore_errors=True)
+        return self.dbt_build(repeat_label("empty", run), warehouse=self.empty_warehouse)
+
+    def replayed_builds(self, label: str, repeats: int) -> list[dict[str, Any]]:
+        """`repeats` builds of the warehouse as it stands, each after the first from a copy of it
+        taken before the first, restored at the same path (the metastore names each table's folder
+        by its absolute path), so that every run does the same work. The warehouse is left as the
+        last run left it."""
+        if repeats == 1:
+            return [self.dbt_build(label)]
+        before = self.dir / f"warehouse-before-{label}"
+        shutil.rmtree(before, ignore_errors=True)
+        shutil.copytree(self.warehouse, before, symlinks=True)
+        runs = []
+        for run in range(1, repeats + 1):
+            if run > 1:
+                shutil.rmtree(self.warehouse)
+                shutil.copytree(before, self.warehouse, symlinks=True)
+            runs.append(self.dbt_build(repeat_label(label, run)))
+        shutil.rmtree(before)
+        return runs
+
     def selection(self, threads: int | None) -> list[str]:
         flags = ["--exclude-resource-type", "unit_test"]
         if threads:
@@ -245,6 +273,29 @@ class Runner:
 
 
 NOT_RUN = "not run"
+
+
+def repeat_label(label: str, run: int) -> str:
+    """The label of a build's `run`-th run (--repeats): its own dbt target and log."""
+    return label if run == 1 else f"{label}-{run}"
+
+
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Of the runs of one build (--repeats), the run of median build seconds (the lower of the two
+    middle ones for an even count), with every run's build seconds in run order (`repeats`) and
+    every run's problems, and the highest peak memory of any run: a run that failed or grew is not
+    hidden behind the median's figures. A run that ran no node sorts last."""
+    if len(runs) == 1:
+        return runs[0]
+    ordered = sorted(runs, key=lambda run: (run.get("build_seconds") is None, run.get("build_seconds") or 0.0))
+    median = ordered[(len(ordered) - 1) // 2]
+    peaks = [run.get("process", {}).get("peak_driver_rss_mib") or 0 for run in runs]
+    return {
+        **median,
+        "process": {**median.get("process", {}), "peak_driver_rss_mib": max(peaks)},
+        "repeats": [run.get("build_seconds") for run in runs],
+        "problems": [problem for run in runs for problem in run.get("problems", [])],
+    }
 
 
 def last_error(log_path: Path) -> str:
@@ -290,7 +341,7 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         incremental_land += ["--file", delta_file(spec.delta)]
     if args.empty_build or args.backfill:
         log(f"[bench] {spec.label}: dbt build on empty landing tables (the build's fixed cost)")
-        report["empty"] = runner.dbt_build("empty", warehouse=runner.empty_warehouse)
+        report["empty"] = median_run([runner.empty_build(run) for run in range(1, args.repeats + 1)])
     log(f"[bench] {spec.label}: landing batch 1 ({batch1:,} messages)")
     report["land_batch1"] = runner.spark_step("land", "--data-dir", str(data_dir), "--batch", "1")
     log(f"[bench] {spec.label}: full dbt build")
@@ -311,10 +362,13 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         landed = spec.delta or batch2
         log(f"[bench] {spec.label}: landing {landed:,} messages of batch 2 and incremental dbt build")
         report["land_batch2"] = runner.spark_step("land", *incremental_land)
-        report["incremental"] = runner.dbt_build("incremental")
+        report["incremental"] = median_run(runner.replayed_builds("incremental", args.repeats))
     if "incremental" in report and not args.no_rerun:
         log(f"[bench] {spec.label}: dbt build again with nothing new landed (rerun)")
-        report["rerun"] = runner.dbt_build("rerun")
+        # A rerun writes nothing: each repeat finds the warehouse as the one before it did.
+        report["rerun"] = median_run(
+            [runner.dbt_build(repeat_label("rerun", run)) for run in range(1, args.repeats + 1)]
+        )
     if args.backfill:
         batch1_land = ["--data-dir", str(data_dir), "--batch", "1"]
         backfill(runner, report, [batch1_land, *([incremental_land] if "incremental" in report else [])])
@@ -432,6 +486,10 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
         "incremental_over_empty_build": ratio(incremental.get("build_seconds"), empty.get("build_seconds")),
         "rerun_over_empty_build": ratio(rerun.get("build_seconds"), empty.get("build_seconds")),
         "empty_build_seconds": rounded(empty.get("build_seconds")),
+        # --repeats: every run's build seconds, in run order (the figures above are the median's).
+        "empty_build_runs": repeats_of(empty),
+        "incremental_build_runs": repeats_of(incremental),
+        "rerun_build_runs": repeats_of(rerun),
         "empty_over_parse_floor": ratio(empty.get("build_seconds"), floor.get("seconds")),
         "write_floor_seconds": rounded(written.get("seconds")),
         "rerun_build_seconds": rounded(rerun.get("build_seconds")),
@@ -453,6 +511,11 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
 
 def rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
+
+
+def repeats_of(build: dict[str, Any]) -> list[float | None] | None:
+    """The build seconds of each run of a repeated build (--repeats); None for a build run once."""
+    return [rounded(seconds) for seconds in build["repeats"]] if "repeats" in build else None
 
 
 COLUMNS = (
@@ -487,6 +550,16 @@ BACKFILL_COLUMNS = (
     ("exit", "backfill_returncode", "{}"),
     ("tables differing", "backfill_tables_differing", "{}"),
 )
+
+REPEAT_COLUMNS = (
+    ("workload", "workload", "{}"),
+    ("build", "build", "{}"),
+    ("runs s", "runs", "{}"),
+    ("median s", "median", "{:.1f}"),
+    ("max/min", "spread", "{:.2f}"),
+)
+# The builds --repeats runs several times, with the figure of each run's seconds.
+REPEATED = {"empty": "empty_build_runs", "incr": "incremental_build_runs", "rerun": "rerun_build_runs"}
 
 
 GROWTH_COLUMNS = (
@@ -634,6 +707,27 @@ RUN_COLUMNS = (
 )
 
 
+def repeat_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each build that ran several times (--repeats): every run's build seconds in run order, the
+    median (the run whose figures the report shows) and the largest over the smallest."""
+    rows = []
+    for build, key in REPEATED.items():
+        runs = report["figures"].get(key)
+        if not runs:
+            continue
+        done = sorted(seconds for seconds in runs if seconds is not None)
+        rows.append(
+            {
+                "workload": report["workload"],
+                "build": build,
+                "runs": " ".join("-" if seconds is None else f"{seconds:.1f}" for seconds in runs),
+                "median": done[(len(done) - 1) // 2] if done else None,
+                "spread": ratio(done[-1], done[0]) if done else None,
+            }
+        )
+    return rows
+
+
 def run_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     """Each of the successive runs (--runs): its build and the data files the tables hold after it,
     with the three tables holding most."""
@@ -661,6 +755,10 @@ def table(reports: list[dict[str, Any]]) -> str:
     lines = render(COLUMNS, [figure_row(report) for report in reports])
     lines += ["", "Incremental cost against the empty build and, with a delta, against the smallest history:"]
     lines += render(GROWTH_COLUMNS, growth_rows(reports))
+    repeated = [row for report in reports for row in repeat_rows(report)]
+    if repeated:
+        lines += ["", "Builds run several times (--repeats): the median run's figures stand above:"]
+        lines += render(REPEAT_COLUMNS, repeated)
     staged = [row for report in reports for row in staging_rows(report)]
     if staged:
         lines += ["", "Staging models of the full build against their dialect's floors:"]
@@ -857,6 +955,14 @@ def main(argv: list[str] | None = None) -> int:
         help="land the incremental run's messages (the delta, or batch 2) in K parts, one incremental build"
         " each (a deployment building every few minutes); the last stands for the incremental run",
     )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run the empty build, the incremental run (each from a copy of the warehouse before it) and the"
+        " rerun N times each and take the median run's figures, every run's build seconds listed",
+    )
     parser.add_argument("--no-incremental", action="store_true", help="skip the incremental run")
     parser.add_argument(
         "--no-rerun", action="store_true", help="skip the build with nothing new after the incremental run"
@@ -893,6 +999,10 @@ def main(argv: list[str] | None = None) -> int:
         env_conf(" ".join(args.conf))
         if args.runs < 1 or (args.runs > 1 and args.backfill):
             raise ValueError("--runs takes a count of at least 1, and no --backfill (which lands the messages at once)")
+        if args.repeats < 1 or (args.repeats > 1 and args.runs > 1):
+            raise ValueError(
+                "--repeats takes a count of at least 1, and no --runs (each of whose runs lands new messages)"
+            )
     except ValueError as exc:
         parser.error(str(exc))
     args.work_dir = args.work_dir.resolve()

@@ -7,6 +7,7 @@ import argparse
 import datetime as dt
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -635,3 +636,97 @@ def test_a_dbt_build_that_runs_no_node_is_a_problem_that_fails_the_bench(tmp_pat
     assert problem["node"] == "dbt rerun" and "in use by another process" in problem["message"]
     report = {"workloads": [{"workload": "mixed:1k", "full": {"problems": []}, "rerun": rerun}]}
     assert bench_run.builds_not_run(report) == ["mixed:1k: dbt rerun"]
+
+
+def test_a_repeated_build_is_its_median_run_with_every_runs_seconds_and_every_problem():
+    runs = [build_summary(46.2, 80.0, 3300), build_summary(34.8, 60.0, 3000), build_summary(35.1, 61.0, 3100, 1)]
+
+    median = bench_run.median_run(runs)
+
+    assert (median["build_seconds"], median["build_cpu_seconds"]) == (35.1, 61.0)
+    assert median["process"] == {"wall_seconds": 55.1, "peak_driver_rss_mib": 3300}
+    assert median["repeats"] == [46.2, 34.8, 35.1]
+    assert [problem["node"] for problem in median["problems"]] == ["test.x0"]
+    assert bench_run.median_run([build_summary(40.0, 1, 1), build_summary(30.0, 1, 1)])["build_seconds"] == 30.0
+    # A run that ran no node counts as the slowest, and its problem stays in the report.
+    not_run = {"build_seconds": None, "problems": [{"node": "dbt empty-2", "status": "not run", "message": ""}]}
+    median = bench_run.median_run([build_summary(40.0, 1, 1), not_run, build_summary(30.0, 1, 1)])
+    assert median["build_seconds"] == 40.0 and median["repeats"] == [40.0, None, 30.0]
+    assert [problem["node"] for problem in median["problems"]] == ["dbt empty-2"]
+    assert bench_run.median_run(runs[:1]) is runs[0]
+
+
+def test_the_figures_and_the_table_list_every_run_of_a_repeated_build():
+    report = {
+        "workload": "mixed:1k",
+        "messages": {"batch1": 1000, "batch2": 10},
+        "empty": bench_run.median_run([build_summary(s, 2 * s, 2900) for s in (46.2, 34.8, 35.1)]),
+        "full": build_summary(400.0, 800.0, 3000),
+        "incremental": bench_run.median_run([build_summary(s, 2 * s, 3000) for s in (109.2, 106.9, 113.6)]),
+        "rerun": build_summary(20.0, 30.0, 3000),
+    }
+
+    figures = bench_run.figures(report)
+
+    assert (figures["empty_build_seconds"], figures["incremental_build_seconds"]) == (35.1, 109.2)
+    assert figures["incremental_over_empty_build"] == round(109.2 / 35.1, 3)
+    assert figures["empty_build_runs"] == [46.2, 34.8, 35.1] and figures["rerun_build_runs"] is None
+    printed = bench_run.table([report | {"figures": figures}])
+    repeated = printed.split("Builds run several times")[1].splitlines()
+    assert repeated[2].split() == ["mixed:1k", "empty", "46.2", "34.8", "35.1", "35.1", "1.33"]
+    assert repeated[3].split() == ["mixed:1k", "incr", "109.2", "106.9", "113.6", "109.2", "1.06"]
+
+
+def repeat_runner(tmp_path, monkeypatch) -> tuple[bench_run.Runner, list[tuple[str, str]]]:
+    """A runner whose dbt builds note the warehouse's `state` file as they find it, then change it,
+    and leave a run_results.json of one node; `seen`: (log name, state found) of each build."""
+    runner = one_thread_runner(tmp_path)
+    seen = []
+
+    def built(command, env, log_path, prefix):
+        state = Path(env["CDC_UNIFY_WAREHOUSE"]) / "state"
+        seen.append((log_path.name, state.read_text() if state.is_file() else None))
+        state.parent.mkdir(parents=True, exist_ok=True)
+        state.write_text(f"after {log_path.name}")
+        target = Path(env["DBT_TARGET_PATH"])
+        target.mkdir(parents=True, exist_ok=True)
+        results = [node("model.cdc_unify.stg_canal_json__changes", "00", "05", 5.0)]
+        (target / "run_results.json").write_text(json.dumps({"results": results}))
+        log_path.write_text("")
+        return {"returncode": 0, "log": str(log_path), "wall_seconds": 6.0}, None
+
+    monkeypatch.setattr(bench_run, "run_process", built)
+    return runner, seen
+
+
+def test_each_repeat_of_the_incremental_run_starts_from_the_warehouse_as_the_first_found_it(tmp_path, monkeypatch):
+    runner, seen = repeat_runner(tmp_path, monkeypatch)
+    runner.warehouse.mkdir(parents=True)
+    (runner.warehouse / "state").write_text("landed")
+
+    runs = runner.replayed_builds("incremental", 3)
+
+    assert seen == [
+        ("dbt-incremental.log", "landed"),
+        ("dbt-incremental-2.log", "landed"),
+        ("dbt-incremental-3.log", "landed"),
+    ]
+    assert [run["build_seconds"] for run in runs] == [5.0, 5.0, 5.0]
+    # The warehouse is as the last run left it; the copy taken before the first is gone.
+    assert (runner.warehouse / "state").read_text() == "after dbt-incremental-3.log"
+    assert sorted(path.name for path in runner.dir.iterdir() if path.name.startswith("warehouse")) == ["warehouse"]
+
+
+def test_each_repeat_of_the_empty_build_starts_from_no_warehouse(tmp_path, monkeypatch):
+    runner, seen = repeat_runner(tmp_path, monkeypatch)
+
+    runs = [runner.empty_build(run) for run in (1, 2, 3)]
+
+    assert seen == [("dbt-empty.log", None), ("dbt-empty-2.log", None), ("dbt-empty-3.log", None)]
+    assert [run["build_seconds"] for run in runs] == [5.0, 5.0, 5.0]
+
+
+def test_repeats_and_successive_runs_are_refused_together(capsys):
+    with pytest.raises(SystemExit):
+        bench_run.main(["--repeats", "3", "--runs", "2", "--workloads", "mixed:1k"])
+    assert "--repeats" in capsys.readouterr().err
