@@ -19,8 +19,8 @@ For each workload (bench/workloads.py; generated once, reused from --work-dir af
    whatever it has to do (per-node planning, reading to find what changed, data tests).
 With --repeats N, the empty build, the incremental run and the rerun each run N times, each
 incremental run after the first from a copy of the warehouse taken before it: a build of a
-minute or two on two cores varies by up to a third from one run to the next, more than most
-changes move it. Their figures are then the median run's, with every run's build seconds listed.
+minute or two on two cores varies by 5-10% from one run to the next, as much as most changes
+move it. Their figures are then the median run's, with every run's build seconds listed.
 With --empty-build, first the same build on empty landing tables (a warehouse of its own): the
 part of a build's cost that does not grow with the data.  With --backfill (implies --empty-build),
 after the rerun the backfill: everything the main warehouse holds landed at once in the empty
