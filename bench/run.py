@@ -561,8 +561,12 @@ REPEAT_COLUMNS = (
     ("median s", "median", "{:.1f}"),
     ("max/min", "spread", "{:.2f}"),
 )
-# The builds --repeats runs several times, with the figure of each run's seconds.
-REPEATED = {"empty": "empty_build_runs", "incr": "incremental_build_runs", "rerun": "rerun_build_runs"}
+# The builds --repeats runs several times: the figures of each run's seconds and of the median run's.
+REPEATED = {
+    "empty": ("empty_build_runs", "empty_build_seconds"),
+    "incr": ("incremental_build_runs", "incremental_build_seconds"),
+    "rerun": ("rerun_build_runs", "rerun_build_seconds"),
+}
 
 
 GROWTH_COLUMNS = (
@@ -712,20 +716,21 @@ RUN_COLUMNS = (
 
 def repeat_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     """Each build that ran several times (--repeats): every run's build seconds in run order, the
-    median (the run whose figures the report shows) and the largest over the smallest."""
+    median (the run median_run chose, whose figures the report shows) and the largest over the
+    smallest."""
     rows = []
-    for build, key in REPEATED.items():
-        runs = report["figures"].get(key)
+    for build, (runs_key, median_key) in REPEATED.items():
+        runs = report["figures"].get(runs_key)
         if not runs:
             continue
-        done = sorted(seconds for seconds in runs if seconds is not None)
+        done = [seconds for seconds in runs if seconds is not None]
         rows.append(
             {
                 "workload": report["workload"],
                 "build": build,
                 "runs": " ".join("-" if seconds is None else f"{seconds:.1f}" for seconds in runs),
-                "median": done[(len(done) - 1) // 2] if done else None,
-                "spread": ratio(done[-1], done[0]) if done else None,
+                "median": report["figures"][median_key],
+                "spread": ratio(max(done), min(done)) if done else None,
             }
         )
     return rows
