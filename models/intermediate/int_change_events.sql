@@ -32,7 +32,9 @@
     partition_by=['event_slice'],
     appended_partitions=['event_slice=final'],
     on_schema_change='fail',
+    tblproperties=cdc_row_buckets_layout(),
 ) }}
+{%- do cdc_check_row_buckets() %}
 
 {#- delivery_count is counted when cdc_change_events is read. -#}
 {% set columns = cdc_change_event_column_names() | reject('equalto', 'delivery_count') | list %}

@@ -15,6 +15,7 @@
     as cdc_row_history does (cdc_stored_live_rows), without a window over the history.
 -#}
 {{ config(**cdc_appended_builds_config(cdc_row_version_builds())) }}
+{%- do cdc_check_row_buckets() %}
 
 {#- The versions int_row_versions rebuilt since this model last wrote; with none, `false` and the
     run writes nothing. -#}

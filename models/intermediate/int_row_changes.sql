@@ -49,6 +49,7 @@
     that are read several times, and a plan that repeats its inputs grows with every reuse.
 -#}
 {{ config(**cdc_appended_builds_config(cdc_row_change_builds())) }}
+{%- do cdc_check_row_buckets() %}
 
 {#- The events int_change_events built since this model last wrote (changed_events below): the
     other key sets grow with them. None: `false`, and the run writes nothing. -#}

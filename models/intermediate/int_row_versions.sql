@@ -34,6 +34,7 @@
     writes, not one per task.
 -#}
 {{ config(**cdc_appended_builds_config(cdc_row_version_builds())) }}
+{%- do cdc_check_row_buckets() %}
 
 {#- The rows int_row_changes rebuilt since this model last wrote; with none, `false` and the run
     writes nothing. -#}

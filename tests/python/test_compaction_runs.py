@@ -194,3 +194,45 @@ def test_a_merge_killed_between_its_removals_is_finished_when_the_next_run_start
 
 class Killed(Exception):
     """Stands for the process dying: nothing after the step runs."""
+
+
+# The models whose tables are laid out by var cdc_row_buckets (macro cdc_row_buckets_layout).
+BUCKETED = ("int_change_events", "int_row_changes", "int_row_versions", "int_current_rows")
+LAYOUT_PROPERTY = "cdc_unify.layout.cdc_row_buckets"
+
+
+def held_bucket_count(relation: str) -> str | None:
+    found = spark_session().sql(f"show tblproperties {relation}").collect()
+    return next((row.value for row in found if row.key == LAYOUT_PROPERTY), None)
+
+
+def test_a_run_with_another_bucket_count_fails_before_it_writes(built: dict[str, Any]) -> None:
+    """The full build keeps each bucketed table's count with it; an incremental run of each with
+    another count fails naming both counts and the full refresh, and no table changes. Without the
+    check the run would hash rows into other buckets and pair slices than the stored ones. A table
+    that keeps no count (built before counts were kept) refuses a count smaller than its partitions
+    show, and keeps the count of its next run."""
+    count = DBT_VARS["cdc_row_buckets"]
+    tables_now = tables()
+    assert {model: held_bucket_count(tables_now[model]) for model in BUCKETED} == dict.fromkeys(BUCKETED, str(count))
+    before = {name: sorted(data_files(relation)) for name, relation in tables_now.items()}
+    for model in BUCKETED:
+        message = failed_run(model, count * 2)
+        assert f"cdc_row_buckets: {count} -> {count * 2}" in message, message
+        assert f"--full-refresh --select {model}+" in message, message
+    versions = tables_now["int_row_versions"]
+    spark_session().sql(f"alter table {versions} unset tblproperties ('{LAYOUT_PROPERTY}')")
+    message = failed_run("int_row_versions", count // 2)
+    assert "holds partition key_bucket=" in message, message
+    assert f"more buckets than this run's cdc_row_buckets ({count // 2})" in message, message
+    assert held_bucket_count(versions) is None
+    run_dbt("run", "--select", "int_row_versions", dbt_vars=DBT_VARS, schema=SCHEMA)
+    assert held_bucket_count(versions) == str(count)
+    assert {name: sorted(data_files(relation)) for name, relation in tables().items()} == before
+
+
+def failed_run(model: str, buckets: int) -> str:
+    """The message of an incremental `dbt run` of `model` with var cdc_row_buckets `buckets`, which must fail."""
+    with pytest.raises(AssertionError) as failed:
+        run_dbt("run", "--select", model, dbt_vars={**DBT_VARS, "cdc_row_buckets": buckets}, schema=SCHEMA)
+    return str(failed.value)

@@ -29,6 +29,9 @@ PENDING_WRITE_COMMENT = "/* sparksession: pending write */"
 
 # The table property holding the fingerprint (MD5 of the compiled SQL) a table or view was built from.
 FINGERPRINT = "cdc_unify.built_from"
+# Table properties under this prefix describe how a table lays out its rows (e.g. its key_bucket
+# count): set from the model's config tblproperties when it is built whole, fixed after that.
+LAYOUT = "cdc_unify.layout"
 
 
 class SparkSessionAdapter(SparkAdapter):
@@ -192,6 +195,28 @@ class SparkSessionAdapter(SparkAdapter):
         """The fingerprint a table or view was built with (table property FINGERPRINT); None without one."""
         rows = self._session().sql(f"show tblproperties {pending_writes.quoted(relation)}").collect()
         return next((row.value for row in rows if row.key == FINGERPRINT), None)
+
+    @available
+    def layout_changes(self, relation: BaseRelation, wanted: dict[str, Any] | None) -> list[str]:
+        """The layout properties (LAYOUT) of config tblproperties `wanted` that table `relation`
+        holds with another value, each as `name: <table's> -> <wanted>` (name without the prefix).
+        Those it holds none of (a table built before layouts were kept) it keeps from now on, as
+        `wanted` has them. No query without `wanted`."""
+        layout = {key: str(value) for key, value in (wanted or {}).items() if key.startswith(LAYOUT + ".")}
+        if not layout:
+            return []
+        table = pending_writes.quoted(relation)
+        held = newest_values.stored(self._session(), table, LAYOUT)
+        changes = [
+            f"{key[len(LAYOUT) + 1 :]}: {held[key]} -> {value}"
+            for key, value in sorted(layout.items())
+            if key in held and held[key] != value
+        ]
+        if not changes:
+            newest_values.store(
+                self._session(), table, {key: value for key, value in layout.items() if key not in held}
+            )
+        return changes
 
     @available
     def set_fingerprint(self, relation: BaseRelation, kind: str, fingerprint: str) -> str:

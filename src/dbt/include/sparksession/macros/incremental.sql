@@ -23,7 +23,11 @@
     (dbt/adapters/sparksession/newest_values.py), for a Python model, whose code no macro
     compiles, to read as its watermarks (cdc_unify.landing.staged_until). After the write, what a
     model that keeps some rows of its input read of it (macro cdc_held_watermarks) is stored with
-    its table (newest_values.read_until). Otherwise as dbt-spark's:
+    its table (newest_values.read_until). Config `tblproperties` keys under `cdc_unify.layout.`
+    (e.g. `cdc_unify.layout.cdc_row_buckets`, its key_bucket count): how the table lays out its rows,
+    set when it is built whole; an incremental run whose config has another value for one the table
+    holds fails before it writes, naming both values and the full refresh to run (a table built
+    before layouts were kept takes the values of its first incremental run). Otherwise as dbt-spark's:
     same strategies (append, insert_overwrite with partition_by), schema change handling, hooks,
     grants and docs.
 -#}
@@ -79,6 +83,16 @@
     {#- Its own small files merged now: the first incremental run would otherwise pay for them. -#}
     {% do adapter.compact_built(target_relation, layout) %}
   {%- else -%}
+    {#- The table's layout (config tblproperties under cdc_unify.layout, e.g. its key_bucket count)
+        is set when it is built whole: rows laid out otherwise would not meet the ones it holds. -#}
+    {%- set layout_changes = adapter.layout_changes(existing_relation, config.get('tblproperties')) -%}
+    {%- if layout_changes -%}
+      {{ exceptions.raise_compiler_error(
+          target_relation ~ ' was built whole with another layout than this run has ('
+          ~ layout_changes | join('; ') ~ '). Build it and the models built on it again with '
+          ~ '`dbt build --full-refresh --select ' ~ model.name ~ '+`, or run with the value it was built with.'
+      ) }}
+    {%- endif -%}
     {#- A killed run's rows first, for a run whose on-run-start hook did not apply them
         (sparksession_apply_killed_writes; after it this asks nothing). -#}
     {% do adapter.apply_pending_write(invocation_id, target_relation, layout) %}
