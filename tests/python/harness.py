@@ -305,9 +305,10 @@ def land_load(out_dir: Path, dialect: str, load: int, replace: bool) -> None:
 
 
 # Row buckets of the shared workload's builds (var cdc_row_buckets, default 16): each is a Parquet
-# partition, and writing 64 (the default then) near-empty partitions per table was a third of a build's time here.
-# The second load touches keys in every bucket with 4 or 16 alike; what the third load does not
-# touch is kept (test_marts_e2e.py), and the dbt unit tests of int_change_events prove it too.
+# partition, and writing 64 (the default then) near-empty partitions per table was a third of a
+# build's time here. The second load touches keys in every bucket with 4 or 16 alike; what the
+# third load does not touch is kept (test_marts_e2e.py), and the dbt unit tests of
+# int_change_events prove it too.
 WORKLOAD_ROW_BUCKETS = 4
 WORKLOAD_COMPACT_SHARE = 0.1
 
