@@ -68,12 +68,34 @@ def snapshot() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def quiet_run() -> dict[str, list[str]]:
+def runs() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The statements of a run with new rows, then of a run with nothing new."""
     land(0)
     run("--full-refresh")
     land(1)
-    run()
-    return run()
+    return run(), run()
+
+
+@pytest.fixture(scope="module")
+def quiet_run(runs) -> dict[str, list[str]]:
+    return runs[1]
+
+
+VIEWS = ("cdc_change_events", "cdc_row_history", "cdc_current_rows", "customers_current")
+
+
+def test_a_run_with_new_rows_keeps_its_views_and_they_show_the_new_rows(runs) -> None:
+    """A view with its former SQL over parents made before it is not re-created when only their rows
+    changed (unchanged.sql): Spark reads its SQL again at every query."""
+    with_new_rows = runs[0]
+    for model in VIEWS:
+        sent = "\n".join(with_new_rows[model]).lower()
+        assert "select 0 as rows_written" in sent and "create " not in sent, model
+    events = {row["event_id"]: row for row in table_rows(f"{SCHEMA}_intermediate.int_change_events")}
+    shown = {row["event_id"]: row for row in table_rows(f"{SCHEMA}.cdc_change_events")}
+    assert shown.keys() == events.keys()
+    # Spark hands timestamps back in the session's time zone (UTC), without one.
+    assert {row["landed_at"] for row in shown.values()} == {load[0].replace(tzinfo=None) for load in LOADS}
 
 
 def test_a_run_with_nothing_new_runs_no_model_query(quiet_run: dict[str, list[str]]) -> None:
@@ -89,10 +111,20 @@ def test_a_run_with_nothing_new_runs_no_model_query(quiet_run: dict[str, list[st
 
 def test_a_run_with_nothing_new_rebuilds_no_table_or_view(quiet_run: dict[str, list[str]]) -> None:
     """Their SQL is the one they were built from and every parent is unchanged (unchanged.sql)."""
-    for model in ("cdc_change_events", "cdc_row_history", "cdc_current_rows", "customers_current"):
+    for model in VIEWS:
         sent = "\n".join(quiet_run[model])
         assert "select 0 as rows_written" in sent, model
         assert "create " not in sent and PENDING_WRITE_COMMENT not in sent, model
+
+
+def test_a_view_is_re_created_once_a_parent_was_built_whole_after_it(quiet_run) -> None:
+    """A parent table made anew may hold other columns than those the view was made over: the view
+    is made again, though its SQL and the run are the same as before (unchanged.sql)."""
+    run_dbt("run", "--full-refresh", "--select", "int_change_events", dbt_vars=DBT_VARS, schema=SCHEMA)
+    sent = run_dbt_statements("run", "--select", "cdc_change_events", dbt_vars=DBT_VARS, schema=SCHEMA)
+    assert "create or replace view" in "\n".join(sent["cdc_change_events"]).lower()
+    sent = run_dbt_statements("run", "--select", "cdc_change_events", dbt_vars=DBT_VARS, schema=SCHEMA)
+    assert "create " not in "\n".join(sent["cdc_change_events"]).lower()
 
 
 def test_the_files_of_earlier_loads_carry_the_statistics_a_watermark_skips_them_by(quiet_run) -> None:

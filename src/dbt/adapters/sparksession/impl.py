@@ -15,6 +15,7 @@ from dbt_common.events.contextvars import get_node_info
 from dbt_common.events.functions import fire_event
 from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.utils import cast_to_str
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
 from dbt.adapters.sparksession import compaction, newest_values, pending_writes, row_checks
@@ -219,6 +220,25 @@ class SparkSessionAdapter(SparkAdapter):
         return changes
 
     @available
+    def created_before(self, relation: BaseRelation, parents: list[BaseRelation]) -> bool:
+        """Whether no relation of `parents` was created (a table made, a view made or re-created;
+        writes keep the time) after `relation` was, by the metastore's creation times. Those are
+        seconds: a parent made in the view's second was made before it by the same invocation
+        (dbt makes a view after its parents, and an invocation takes longer than a second to
+        reach its first model). False when one is missing (the caller then re-creates `relation`,
+        and Spark says what is missing)."""
+        catalog = self._session()._jsparkSession.sharedState().externalCatalog()
+
+        def created(of: BaseRelation) -> int:
+            return int(catalog.getTable(of.schema.lower(), of.identifier.lower()).createTime())
+
+        try:
+            made = created(relation)
+            return all(created(parent) <= made for parent in parents)
+        except Py4JJavaError:
+            return False
+
+    @available
     def set_fingerprint(self, relation: BaseRelation, kind: str, fingerprint: str) -> str:
         """Stores what a table or view (`kind`) was built from; '' for inline calls."""
         self._session().sql(
@@ -267,13 +287,13 @@ class SparkSessionAdapter(SparkAdapter):
 
     @available
     def record_view(self, invocation_id: str, relation: BaseRelation, same_sql: bool) -> str:
-        """A view this invocation re-created, `same_sql` if with the SQL it had; '' for inline calls."""
+        """A view this invocation kept or re-created, `same_sql` if with the SQL it had; '' for inline calls."""
         self._run.record_view(invocation_id, relation, same_sql)
         return ""
 
     @available
     def view_follows_parents(self, invocation_id: str, relation: BaseRelation) -> bool:
-        """Whether this invocation re-created the view with the SQL it had (its rows then changed
+        """Whether this invocation kept or re-created the view with the SQL it had (its rows then changed
         only as its parents' rows did)."""
         return self._run.view_follows_parents(invocation_id, relation)
 

@@ -11,7 +11,7 @@ that run after them (dbt runs nodes in threads: every access holds the lock).
 - The incremental models it built whole (a first build: the table created anew): every row they
   hold is then what this invocation wrote, so their data tests check every row as such, without
   narrowing the table to its newest rows first (macros/test_scope.sql).
-- The views it re-created with the SQL they had: their rows are their parents' rows, so what a
+- The views it kept or re-created with the SQL they had: their rows are their parents' rows, so what a
   parent wrote tells their data tests what to check, without a query (macros/test_scope.sql).
 - The newest values (newest_values) each model asked for of its table while it compiled for a
   full build: its materialization keeps them with the table it writes, so that its first
@@ -170,7 +170,7 @@ class RunState:
             return self._wrote_rows.get(relation_key(relation))
 
     def record_view(self, invocation_id: str, relation: Any, same_sql: bool) -> None:
-        """A view this invocation re-created; `same_sql`: with the SQL it had before."""
+        """A view this invocation kept or re-created; `same_sql`: with the SQL it had before."""
         with self._lock:
             self._of(invocation_id)
             if same_sql:
@@ -179,7 +179,7 @@ class RunState:
                 self._views_following.discard(relation_key(relation))
 
     def view_follows_parents(self, invocation_id: str, relation: Any) -> bool:
-        """Whether this invocation re-created the view with its former SQL (its rows changed only
+        """Whether this invocation kept or re-created the view with its former SQL (its rows changed only
         as its parents' did)."""
         with self._lock:
             self._of(invocation_id)
