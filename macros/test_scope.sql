@@ -85,8 +85,9 @@
         per relation and invocation (adapter.newest_built_at_micros; null for a relation without
         rows): a table or view rebuilt keeps its parent's built_at while its rows may have changed
         (e.g. a typed mart after a change of var typed_entities), so it is checked. Except a view
-        ran with its former SQL (kept or re-created) whose parents this invocation wrote (cdc_view_wrote_via_parents):
-        its newest rows are what they wrote, so the invocation's stamp, or null if they wrote none;
+        kept or re-created with its former SQL whose parents this invocation wrote
+        (cdc_view_wrote_via_parents): its newest rows are what they wrote, so the invocation's
+        stamp, or null if they wrote none;
         a query would evaluate the whole view (its joins and aggregates) to find what is known. -#}
     {%- set wrote_rows = adapter.wrote_rows(invocation_id, relation) -%}
     {%- if wrote_rows is not none -%}
@@ -106,8 +107,8 @@
         the tested relation, decided as the models decide (cdc_may_broadcast): yes while the rows
         that run stamped (`newest`: its built_at) are at most var cdc_broadcast_key_limit. Known
         without a query for a write of this invocation (adapter.rows_of_last_write) and bounded
-        without one for a view it ran with its former SQL (kept or re-created) (cdc_view_rows_via_parents: the
-        count would evaluate the view, e.g. the redelivery count of cdc_change_events). Broadcast, each
+        without one for a view it kept or re-created with its former SQL (cdc_view_rows_via_parents:
+        the count would evaluate the view, e.g. the redelivery count of cdc_change_events). Broadcast, each
         stored key is looked up where it is read; shuffled, every stored key of the relation is
         sorted to meet the few new ones (docs/testing.md). -#}
     {%- set limit = cdc_broadcast_key_limit() -%}
@@ -160,16 +161,16 @@
 {%- endmacro %}
 
 {% macro cdc_view_wrote_via_parents(node) -%}
-    {#- For a view this invocation ran with its former SQL (kept or re-created): whether its parents wrote rows in
-        this invocation (cdc_view_rows_via_parents), so whether rows with the invocation's stamp may
+    {#- For a view this invocation kept or re-created with its former SQL: whether its parents wrote
+        rows in this invocation (cdc_view_rows_via_parents), so whether rows with the invocation's stamp may
         show in it. None when that is not known without a query. -#}
     {%- set rows = cdc_view_rows_via_parents(node) -%}
     {{ return(none if rows is none else rows > 0) }}
 {%- endmacro %}
 
 {% macro cdc_view_rows_via_parents(node) -%}
-    {#- For a view this invocation ran with its former SQL (kept or re-created): the rows its parents wrote in this
-        invocation (an incremental parent's write, or a parent view's own parents', followed up the
+    {#- For a view this invocation kept or re-created with its former SQL: the rows its parents wrote
+        in this invocation (an incremental parent's write, or a parent view's own parents', followed up the
         lineage), summed. The project's views show each parent row at most once (a projection, a
         filter, an anti join, a join to a unique key), so this bounds the rows with the invocation's
         stamp that show in the view. None when that is not known without a query: any other node,

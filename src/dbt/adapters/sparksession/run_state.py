@@ -11,8 +11,9 @@ that run after them (dbt runs nodes in threads: every access holds the lock).
 - The incremental models it built whole (a first build: the table created anew): every row they
   hold is then what this invocation wrote, so their data tests check every row as such, without
   narrowing the table to its newest rows first (macros/test_scope.sql).
-- The views it kept or re-created with the SQL they had: their rows are their parents' rows, so what a
-  parent wrote tells their data tests what to check, without a query (macros/test_scope.sql).
+- The views it kept or re-created with the SQL they had: their rows are their parents' rows, so
+  what a parent wrote tells their data tests what to check, without a query
+  (macros/test_scope.sql).
 - The newest values (newest_values) each model asked for of its table while it compiled for a
   full build: its materialization keeps them with the table it writes, so that its first
   incremental run reads them without a scan.
@@ -179,8 +180,8 @@ class RunState:
                 self._views_following.discard(relation_key(relation))
 
     def view_follows_parents(self, invocation_id: str, relation: Any) -> bool:
-        """Whether this invocation kept or re-created the view with its former SQL (its rows changed only
-        as its parents' did)."""
+        """Whether this invocation kept or re-created the view with its former SQL (its rows changed
+        only as its parents' did)."""
         with self._lock:
             self._of(invocation_id)
             return relation_key(relation) in self._views_following
