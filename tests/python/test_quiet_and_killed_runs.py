@@ -6,6 +6,8 @@ into a schema of their own:
   its new rows when it compiles (none) and its materialization writes nothing (macro
   cdc_skip_write_when_nothing_new), instead of planning and starting its whole SQL over empty
   inputs; and no table or view is rebuilt from its unchanged parents.
+- A run with new rows keeps its views as they are (their SQL is read again at every query), unless
+  a parent was made anew after the view.
 - A write a killed run left pending (complete, not yet moved into its table) is applied when the
   next run starts, before any model reads its own table's watermarks: read from the table without
   the killed run's rows, they would make the run stage those rows a second time.
