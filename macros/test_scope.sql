@@ -108,9 +108,9 @@
         that run stamped (`newest`: its built_at) are at most var cdc_broadcast_key_limit. Known
         without a query for a write of this invocation (adapter.rows_of_last_write) and bounded
         without one for a view it kept or re-created with its former SQL (cdc_view_rows_via_parents:
-        the count would evaluate the view, e.g. the redelivery count of cdc_change_events). Broadcast, each
-        stored key is looked up where it is read; shuffled, every stored key of the relation is
-        sorted to meet the few new ones (docs/testing.md). -#}
+        the count would evaluate the view, e.g. the redelivery count of cdc_change_events).
+        Broadcast, each stored key is looked up where it is read; shuffled, every stored key of the
+        relation is sorted to meet the few new ones (docs/testing.md). -#}
     {%- set limit = cdc_broadcast_key_limit() -%}
     {%- if limit <= 0 -%}
         {{ return(false) }}
@@ -162,18 +162,18 @@
 
 {% macro cdc_view_wrote_via_parents(node) -%}
     {#- For a view this invocation kept or re-created with its former SQL: whether its parents wrote
-        rows in this invocation (cdc_view_rows_via_parents), so whether rows with the invocation's stamp may
-        show in it. None when that is not known without a query. -#}
+        rows in this invocation (cdc_view_rows_via_parents), so whether rows with the invocation's
+        stamp may show in it. None when that is not known without a query. -#}
     {%- set rows = cdc_view_rows_via_parents(node) -%}
     {{ return(none if rows is none else rows > 0) }}
 {%- endmacro %}
 
 {% macro cdc_view_rows_via_parents(node) -%}
     {#- For a view this invocation kept or re-created with its former SQL: the rows its parents wrote
-        in this invocation (an incremental parent's write, or a parent view's own parents', followed up the
-        lineage), summed. The project's views show each parent row at most once (a projection, a
-        filter, an anti join, a join to a unique key), so this bounds the rows with the invocation's
-        stamp that show in the view. None when that is not known without a query: any other node,
+        in this invocation (an incremental parent's write, or a parent view's own parents', followed
+        up the lineage), summed. The project's views show each parent row at most once (a
+        projection, a filter, an anti join, a join to a unique key), so this bounds the rows with
+        the invocation's stamp that show in the view. None when that is not known without a query: any other node,
         or a parent this invocation did not write (a source, a table, a model it did not run). -#}
     {%- if node.resource_type != 'model' or node.config.materialized != 'view'
         or not adapter.view_follows_parents(invocation_id, cdc_node_relation(node)) -%}
