@@ -10,7 +10,7 @@
     A view is not re-created either when only its parents' rows changed: Spark reads a view's SQL
     again at every query, so with the SQL it was made from and no parent made anew since it was
     (a table built whole, a view re-created: either may have changed its columns), it already
-    shows their new rows. Re-creating the seven views cost the +10,000 run of mixed:1M about 2.4 s
+    shows their new rows. Re-creating the seven views cost the +10,000 run of mixed:1M about 2.5 s
     (docs/benchmarks.md, "Views kept while only their parents' rows change"). Its data tests learn
     what changed from its parents, as for a view re-created with the same SQL.
 -#}
