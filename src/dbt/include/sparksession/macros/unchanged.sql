@@ -15,19 +15,31 @@
     what changed from its parents, as for a view re-created with the same SQL.
 -#}
 
-{% macro sparksession_parents_unchanged() -%}
-  {#- Every parent is a model this invocation left unchanged, and nothing forces a rebuild. -#}
+{% macro sparksession_model_parents() -%}
+  {#- The relations of the model's parents, when a relation built from its SQL and their rows may
+      be left as it is: a SQL model with parents, every one a model, and no --full-refresh. None
+      otherwise. -#}
   {%- if flags.FULL_REFRESH or model.language != 'sql' or not model.depends_on.nodes -%}
-    {{ return(false) }}
+    {{ return(none) }}
   {%- endif -%}
+  {%- set parents = [] -%}
   {%- for parent_id in model.depends_on.nodes -%}
     {%- set parent = graph.nodes.get(parent_id) -%}
     {%- if parent is none or parent.resource_type != 'model' -%}
-      {{ return(false) }}
+      {{ return(none) }}
     {%- endif -%}
-    {%- set parent_relation = api.Relation.create(
-        database=parent.database, schema=parent.schema, identifier=parent.alias
-    ) -%}
+    {%- do parents.append(api.Relation.create(database=parent.database, schema=parent.schema, identifier=parent.alias)) -%}
+  {%- endfor -%}
+  {{ return(parents) }}
+{%- endmacro %}
+
+{% macro sparksession_parents_unchanged() -%}
+  {#- Every parent is a model this invocation left unchanged, and nothing forces a rebuild. -#}
+  {%- set parents = sparksession_model_parents() -%}
+  {%- if parents is none -%}
+    {{ return(false) }}
+  {%- endif -%}
+  {%- for parent_relation in parents -%}
     {%- if adapter.wrote_rows(invocation_id, parent_relation) is not false -%}
       {{ return(false) }}
     {%- endif -%}
@@ -47,18 +59,8 @@
 {% macro sparksession_view_outlives_parents(target_relation) -%}
   {#- Every parent is a model whose table or view existed, as it is now, before this view was made
       (adapter.created_before), and nothing forces a rebuild. -#}
-  {%- if flags.FULL_REFRESH or not model.depends_on.nodes -%}
-    {{ return(false) }}
-  {%- endif -%}
-  {%- set parents = [] -%}
-  {%- for parent_id in model.depends_on.nodes -%}
-    {%- set parent = graph.nodes.get(parent_id) -%}
-    {%- if parent is none or parent.resource_type != 'model' -%}
-      {{ return(false) }}
-    {%- endif -%}
-    {%- do parents.append(api.Relation.create(database=parent.database, schema=parent.schema, identifier=parent.alias)) -%}
-  {%- endfor -%}
-  {{ return(adapter.created_before(target_relation, parents)) }}
+  {%- set parents = sparksession_model_parents() -%}
+  {{ return(parents is not none and adapter.created_before(target_relation, parents)) }}
 {%- endmacro %}
 
 {% macro sparksession_keep_view(target_relation) -%}
