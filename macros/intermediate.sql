@@ -152,6 +152,31 @@
     {{ return({'cdc_unify.layout.cdc_row_buckets': cdc_row_buckets() | string}) }}
 {%- endmacro %}
 
+{% macro cdc_truncate_slice_property() -%}
+    {#- The config tblproperties entry of int_change_events saying that the table was built whole with
+        every TRUNCATE in partition event_slice=truncate. Set only when the table is built whole (not
+        a layout key, which an incremental run of a table built before would take on while its
+        earlier truncates still lie in event_slice=final). -#}
+    {{ return({'cdc_unify.truncate_slice': 'true'}) }}
+{%- endmacro %}
+
+{% macro cdc_truncates_of(events) -%}
+    {#- The `where` clause that finds the TRUNCATE events of `events` (int_change_events): its
+        partition event_slice=truncate (a few rows) when the table says it holds them all there
+        (cdc_truncate_slice_property), otherwise the op of every event (a table built whole before
+        the partition existed, until `dbt build --full-refresh --select int_change_events+`, and
+        while parsing or in a dbt unit test, whose inputs no query can read). One metastore call. -#}
+    {%- set sliced = namespace(value=false) -%}
+    {%- if execute and model.resource_type != 'unit_test' and load_relation(events) is not none -%}
+        {%- for row in run_query('show tblproperties ' ~ events) -%}
+            {%- if row[0] == 'cdc_unify.truncate_slice' and row[1] == 'true' -%}
+                {%- set sliced.value = true -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return("event_slice = 'truncate' and op = 'TRUNCATE'" if sliced.value else "op = 'TRUNCATE'") }}
+{%- endmacro %}
+
 {% macro cdc_check_row_buckets() -%}
     {#- On an incremental run of a model whose table cdc_row_buckets lays out: fails when the table
         holds a partition of a bucket this run's count does not have (key_bucket=<n>,

@@ -12,7 +12,10 @@
     Images stay as the message sent them here; int_row_changes folds them into full rows.
     Layout and incremental runs: an event that is no split update's half never changes once
     built, so it lives in partition `event_slice=final`, to which a run appends the first
-    deliveries it finds and which it never rewrites (config appended_partitions). The events made
+    deliveries it finds and which it never rewrites (config appended_partitions); a TRUNCATE in
+    `event_slice=truncate`, appended the same way, so that int_row_changes reads a table's
+    truncates from their few rows instead of the op of every stored event (the table property
+    of cdc_truncate_slice_property says the table was built whole so). The events made
     of split halves (paired updates and halves still waiting) depend on every half of their pair
     key, so they live in `event_slice=pair_<n>` partitions (n: a hash of the pair key modulo var
     cdc_row_buckets); a run that lands a half rebuilds, from all their staged rows, the events of
@@ -26,13 +29,15 @@
     redelivered half touches no pair. A run with nothing new reads and writes nothing (where
     int_staged_events keeps its newest landing per feed, it does not even count).
 -#}
+{%- set table_properties = cdc_row_buckets_layout() %}
+{%- do table_properties.update(cdc_truncate_slice_property()) %}
 {{ config(
     materialized='incremental',
     incremental_strategy='insert_overwrite',
     partition_by=['event_slice'],
-    appended_partitions=['event_slice=final'],
+    appended_partitions=['event_slice=final', 'event_slice=truncate'],
     on_schema_change='fail',
-    tblproperties=cdc_row_buckets_layout(),
+    tblproperties=table_properties,
 ) }}
 {%- do cdc_check_row_buckets() %}
 
@@ -85,8 +90,9 @@ with decoded as (
     select
         *,
         case
-            when pair_hash is null then 'final'
-            else concat('pair_', pmod(pair_hash, {{ cdc_row_buckets() }}))
+            when pair_hash is not null then concat('pair_', pmod(pair_hash, {{ cdc_row_buckets() }}))
+            when op = 'TRUNCATE' then 'truncate'
+            else 'final'
         end as event_slice
     from (
         select

@@ -34,7 +34,9 @@
     (config replaced_partition_depth), so superseded builds and small files stay bounded and each
     appended row is rewritten a bounded number of times. A write is distributed by key_bucket
     (config write_distributed_by), so it adds one file to each bucket it writes, not one per task.
-    What it reads: the built_at, event id and op columns of all events and the identity columns of
+    What it reads: the truncates (int_change_events' partition event_slice=truncate, a few rows;
+    the op of every event for a table built before that partition existed, cdc_truncates_of), the
+    built_at, event id and op columns of all events and the identity columns of
     its own rows (narrow; superseded builds included, which only adds identities to recompute),
     the changed events (a built_at filter the Parquet scan applies), the images of the stored
     events on recomputed identities (a join over every event: the one wide read of the event
@@ -91,6 +93,21 @@ with events as (
         or op = 'TRUNCATE'
 ),
 
+-- The truncates, from their own partition of int_change_events where it has one (cdc_truncates_of):
+-- a few rows, where finding them by op reads that column of every stored event.
+truncate_events as (
+    select
+        {{ cdc_table_key() }} as table_key,
+        sequence,
+        event_id,
+        op,
+        event_ts,
+        emitted_ts,
+        landing_timestamp
+    from {{ ref('int_change_events') }}
+    where {{ cdc_truncates_of(ref('int_change_events')) }}
+),
+
 -- Truncates cut a table's history into epochs: epoch n = after the table's n-th truncate.
 -- A table has few truncates: they travel as one small array per table.
 table_truncates as (
@@ -100,8 +117,7 @@ table_truncates as (
             'sequence', sequence, 'event_id', event_id, 'op', op, 'event_ts', event_ts,
             'emitted_ts', emitted_ts, 'landing_timestamp', landing_timestamp
         ))) as truncates
-    from events
-    where op = 'TRUNCATE'
+    from truncate_events
     group by table_key
 ),
 

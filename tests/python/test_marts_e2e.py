@@ -252,6 +252,16 @@ def test_each_pair_partition_of_the_events_is_one_file_after_every_run(workload)
         assert files and set(files.values()) == {1}, (load, files)
 
 
+def test_truncates_live_in_their_own_partition_after_every_run(workload) -> None:
+    """int_change_events keeps every TRUNCATE, and nothing else, in partition `event_slice=truncate`,
+    from which int_row_changes reads a table's truncates (its equality with the full refresh below;
+    a truncate landing in an incremental run: test_truncate_runs.py)."""
+    for name in ("after_load_1", "after_load_2", "final", "full_refresh"):
+        events = workload[name]["int_change_events"]
+        assert all((e["op"] == "TRUNCATE") == (e["event_slice"] == "truncate") for e in events), name
+        assert any(e["event_slice"] == "truncate" for e in events), name
+
+
 def test_incremental_run_equals_full_refresh(workload) -> None:
     # built_at says which run wrote a row (docs/testing.md): the full refresh wrote every row later.
     # A rerun on unchanged input rewrites none, so the test above compares it too.
