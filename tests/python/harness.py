@@ -31,6 +31,8 @@ from cdc_unify import landing
 from cdc_unify.spark import get_spark
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# The vendor documents' example messages, one folder per dialect (tests/fixtures/spec_examples).
+SPEC_EXAMPLES = REPO_ROOT / "tests" / "fixtures" / "spec_examples"
 _STATE: dict[str, Any] = {}
 # Landing rows of a test get a fixed landed_at, so staged output does not depend on the clock.
 LANDED_AT = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)
@@ -311,6 +313,11 @@ def land_load(out_dir: Path, dialect: str, load: int, replace: bool) -> None:
 # int_change_events prove it too.
 WORKLOAD_ROW_BUCKETS = 4
 WORKLOAD_COMPACT_SHARE = 0.1
+
+
+def one_feed_selection(dialect: str) -> tuple[str, ...]:
+    """What a test of one dialect's feed builds: its staging model and every intermediate and mart model."""
+    return (f"stg_{dialect}__changes", "path:models/intermediate", "path:models/marts")
 
 
 def build_all(full_refresh: bool = False) -> Any:

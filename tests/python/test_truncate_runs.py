@@ -26,16 +26,16 @@ from urllib.parse import urlparse
 
 import pytest
 
-from harness import comparable, land_messages, run_dbt, spark_session, table_rows
+from harness import SPEC_EXAMPLES, comparable, land_messages, one_feed_selection, run_dbt, spark_session, table_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-SPEC = Path(__file__).resolve().parents[1] / "fixtures" / "spec_examples" / "ogg_json"
 DIALECT = "ogg_json"
+SPEC = SPEC_EXAMPLES / DIALECT
+SELECTION = one_feed_selection(DIALECT)
 FEED = "truncate_runs"
 SCHEMA = "cdc_truncates"
 EVENTS = f"{SCHEMA}_intermediate.int_change_events"
-SELECTION = (f"stg_{DIALECT}__changes", "path:models/intermediate", "path:models/marts")
 RUNS = [dt.datetime(2024, 8, 1, hour, tzinfo=dt.UTC) for hour in (1, 2, 3, 4)]
 # The spec's truncate is at position 00000000000000005480, its insert at ...2928.
 AFTER_TRUNCATE = "00000000000000006000"
