@@ -173,8 +173,9 @@
         in this invocation (an incremental parent's write, or a parent view's own parents', followed
         up the lineage), summed. The project's views show each parent row at most once (a
         projection, a filter, an anti join, a join to a unique key), so this bounds the rows with
-        the invocation's stamp that show in the view. None when that is not known without a query: any other node,
-        or a parent this invocation did not write (a source, a table, a model it did not run). -#}
+        the invocation's stamp that show in the view. None when that is not known without a query:
+        any other node, or a parent this invocation did not write (a source, a table, a model it
+        did not run). -#}
     {%- if node.resource_type != 'model' or node.config.materialized != 'view'
         or not adapter.view_follows_parents(invocation_id, cdc_node_relation(node)) -%}
         {{ return(none) }}
