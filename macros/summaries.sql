@@ -99,6 +99,14 @@
     {{ return(held) }}
 {%- endmacro %}
 
+{% macro cdc_held_staged_rows(where) -%}
+    {#- For a model appending the staged rows of int_staged_events that pass `where` (a predicate):
+        cdc_held_watermarks over them, and no write when none landed since (incremental runs). -#}
+    {%- set held = cdc_held_watermarks(new_rows_of=ref('int_staged_events'), new_rows_where=where) -%}
+    {%- do cdc_skip_write_when_nothing_new(held.new_rows if held is not none else none) -%}
+    {{ return(held) }}
+{%- endmacro %}
+
 {% macro cdc_feeds_newer_than_held(newest, held_rows) -%}
     {#- The feeds (as literals) whose newest landing in the table a model reads new rows from
         (`newest`: as kept with it, adapter.kept_newest_values) is past the watermark of `held_rows`

@@ -14,10 +14,7 @@
 ) }}
 
 {#- The newest landing this model holds per feed (incremental runs); nothing new: no write. -#}
-{% set held = cdc_held_watermarks(
-    new_rows_of=ref('int_staged_events'), new_rows_where="message_status = 'quarantined'"
-) %}
-{% do cdc_skip_write_when_nothing_new(held.new_rows if held is not none else none) %}
+{% set held = cdc_held_staged_rows("message_status = 'quarantined'") %}
 
 with quarantined as (
     select *

@@ -1,8 +1,8 @@
 {#- The canonical change events of every feed (grain: one distinct row change or non-row event).
     A view: the columns of int_change_events as they are (source_name named feed, as in every
     mart), so a run does not copy the largest table. delivery_count is counted here, when the view
-    is read, from the staged rows int_staged_events marks as redeliveries (few, and their
-    is_redelivery column is all the scan keeps of the rest): stored with the event, every
+    is read, from int_redeliveries (one row per later delivery of a decoded event: few rows, so a
+    read of delivery_count does not scan every staged row): stored with the event, every
     redelivery would rewrite an event an earlier run appended (docs/semantics.md). -#}
 {{ config(materialized='view') }}
 
@@ -21,16 +21,15 @@ with change_events as (
     select * from {{ ref('int_change_events') }}
 ),
 
-staged_events as (
-    select * from {{ ref('int_staged_events') }}
+later_deliveries as (
+    select * from {{ ref('int_redeliveries') }}
 ),
 
 redeliveries as (
     select
         event_id,
         count(*) as redeliveries
-    from staged_events
-    where is_redelivery and message_status = 'decoded'
+    from later_deliveries
     group by event_id
 )
 

@@ -101,7 +101,8 @@ def test_a_run_with_new_rows_keeps_its_views_and_they_show_the_new_rows(runs) ->
 
 
 def test_a_run_with_nothing_new_runs_no_model_query(quiet_run: dict[str, list[str]]) -> None:
-    incremental = [STAGING, "int_staged_events", "int_change_events", "int_quarantine", "int_schema_registry"]
+    incremental = [STAGING, "int_staged_events", "int_change_events", "int_quarantine", "int_redeliveries"]
+    incremental += ["int_schema_registry"]
     incremental += ["int_row_changes", "int_row_versions", "int_current_rows"]
     incremental += ["cdc_feed_health", "cdc_schema_changes", "cdc_dead_letters"]
     incremental += ["cdc_dead_letter_counts"]

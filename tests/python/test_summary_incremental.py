@@ -34,6 +34,7 @@ DIALECTS = ["dataworks_json", "canal_json", "debezium_json"]
 SUMMARIES = {
     "int_schema_registry": f"{SCHEMA}_intermediate",
     "int_quarantine": f"{SCHEMA}_intermediate",
+    "int_redeliveries": f"{SCHEMA}_intermediate",
     "cdc_schema_changes": SCHEMA,
     "cdc_dead_letters": SCHEMA,
     "cdc_dead_letter_counts": SCHEMA,
@@ -84,6 +85,7 @@ def land_new_feed(out_dir) -> None:
 # decoded first deliveries; the third and fourth loads bring redeliveries alone).
 KEEPING_SOME = {
     "int_quarantine": f"{SCHEMA}_intermediate.int_staged_events",
+    "int_redeliveries": f"{SCHEMA}_intermediate.int_staged_events",
     "cdc_schema_changes": f"{SCHEMA}_intermediate.int_change_events",
     "int_change_events": f"{SCHEMA}_intermediate.int_staged_events",
 }
@@ -265,6 +267,7 @@ def test_a_run_with_nothing_new_counts_nothing_an_input_keeps_the_newest_of(buil
 APPENDING = [f"{SCHEMA}_staging.stg_{dialect}__changes" for dialect in DIALECTS] + [
     f"{SCHEMA}_intermediate.int_staged_events",
     f"{SCHEMA}_intermediate.int_quarantine",
+    f"{SCHEMA}_intermediate.int_redeliveries",
     f"{SCHEMA}.cdc_dead_letters",
 ]
 REPLACING = [
@@ -292,8 +295,8 @@ def test_a_full_build_keeps_the_watermarks_and_incremental_runs_carry_them(build
 
 
 def test_a_model_keeping_some_rows_reads_each_row_once(builds) -> None:
-    """int_quarantine keeps the quarantined staged rows, cdc_schema_changes the DDL events,
-    int_change_events the decoded first deliveries: their own rows say how far they kept rows, not
+    """int_quarantine keeps the quarantined staged rows, int_redeliveries the later deliveries of
+    decoded events, cdc_schema_changes the DDL events, int_change_events the decoded first deliveries: their own rows say how far they kept rows, not
     how far they read, so every later row of a feed, kept or not, was past their watermark and
     counted (int_change_events: read whole) again by every run. They store how far they read
     (newest_values.read_until): after the runs it is their input's newest landing of every feed,
