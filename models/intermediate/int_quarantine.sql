@@ -13,15 +13,15 @@
     on_schema_change='fail',
 ) }}
 
-{#- The newest landing this model holds per feed (incremental runs); nothing new: no write. -#}
-{% set held = cdc_held_staged_rows("message_status = 'quarantined'") %}
+{#- The staged rows this model keeps; the newest landing of them it holds per feed (incremental
+    runs); nothing new: no write. -#}
+{% set kept = "message_status = 'quarantined'" %}
+{% set held = cdc_held_staged_rows(kept) %}
 
 with quarantined as (
     select *
     from {{ ref('int_staged_events') }}
-    where
-        message_status = 'quarantined'
-        and {{ cdc_landed_after_held(held) }}
+    where {{ kept }} and {{ cdc_landed_after_held(held) }}
 ),
 
 held_deliveries as (

@@ -10,8 +10,10 @@
 -#}
 {{ config(materialized='incremental', incremental_strategy='append', on_schema_change='fail') }}
 
-{#- The newest landing this model holds per feed (incremental runs); nothing new: no write. -#}
-{% set held = cdc_held_staged_rows("is_redelivery and message_status = 'decoded'") %}
+{#- The staged rows this model keeps; the newest landing of them it holds per feed (incremental
+    runs); nothing new: no write. -#}
+{% set kept = "is_redelivery and message_status = 'decoded'" %}
+{% set held = cdc_held_staged_rows(kept) %}
 
 {#- The staged contract's first nine columns: the event id, its feed and dialect, where it landed. -#}
 {% set delivery_columns = cdc_staged_columns()[:9] | map('first') | list %}
@@ -19,10 +21,7 @@
 with redeliveries as (
     select {{ delivery_columns | join(', ') }}
     from {{ ref('int_staged_events') }}
-    where
-        is_redelivery
-        and message_status = 'decoded'
-        and {{ cdc_landed_after_held(held) }}
+    where {{ kept }} and {{ cdc_landed_after_held(held) }}
 )
 
 select
