@@ -86,14 +86,25 @@ group by {{ columns }}
 having count(*) > 1
 {% endtest %}
 
-{% test found_in(model, column_name, to, field, to_where=none) %}
+{% test found_in(model, column_name, to, field, to_where=none, recent_parent_first=false) %}
 {#-
     Every non-null value of the column is the `field` of a row of `to` that meets `to_where` (dbt's
     relationships, with a condition on the parent). The parent is read only where it holds the
     child's values: a semi join with them, broadcast when they come from the rows the tested
     model's last run wrote and those are few (cdc_test_broadcasts_scope), so the parent's rows are
     filtered where they are read instead of shuffled whole to meet a few values.
+    recent_parent_first, for a parent whose rows for the child's new values are written by the same
+    run or a later one (e.g. the current rows a run rebuilds and the versions it rebuilt them from):
+    when the test checks what the last run wrote, the values are looked up first among the parent's
+    rows stamped since that run (a built_at filter the Parquet scan applies), and the rest of the
+    parent is read only for the values not found there. Where every value is found and the values
+    are broadcast, nothing else of the parent is read (Spark empties a semi join whose broadcast
+    holds nothing before its scan runs), so the test does not grow with the parent's history; the
+    failing rows are those of a lookup in the whole parent either way.
 -#}
+    {% set parent_where = to_where if to_where else 'true' %}
+    {% set recent = cdc_test_recent_parent_since() if recent_parent_first else none %}
+    {% set broadcast = cdc_test_broadcasts_scope() %}
 with child as (
     select {{ column_name }} as from_field
     from {{ model }}
@@ -105,17 +116,52 @@ child_values as (
     from child
 ),
 
-parent as (
-    select {% if cdc_test_broadcasts_scope() %}/*+ broadcast(child_values) */{% endif %} parent_rows.to_field
-    from (
+{% if recent is none %}
+    parent as (
+        {{ cdc_parent_rows_holding(to, field, parent_where, 'child_values', broadcast) }}
+    )
+
+    select child.from_field
+    from child
+    left anti join parent on child.from_field = parent.to_field
+{% else %}
+    recent_parent as (
         select {{ field }} as to_field
         from {{ to }}
-        where {{ to_where if to_where else 'true' }}
-    ) as parent_rows
-    left semi join child_values on parent_rows.to_field = child_values.from_field
-)
+        where ({{ parent_where }}) and built_at >= {{ recent }}
+    ),
 
-select child.from_field
-from child
-left anti join parent on child.from_field = parent.to_field
+    not_recent_values as (
+        select child_values.from_field
+        from child_values
+        left anti join recent_parent on child_values.from_field = recent_parent.to_field
+    ),
+
+    parent as (
+        {{ cdc_parent_rows_holding(to, field, parent_where, 'not_recent_values', broadcast) }}
+    ),
+
+    missing_values as (
+        select not_recent_values.from_field
+        from not_recent_values
+        left anti join parent on not_recent_values.from_field = parent.to_field
+    )
+
+    select child.from_field
+    from child
+    left semi join missing_values on child.from_field = missing_values.from_field
+{% endif %}
 {% endtest %}
+
+{% macro cdc_parent_rows_holding(parent, field, where, values, broadcast) -%}
+    {#- found_in's read of its parent: the `field` (as to_field) of the rows of `parent` that meet
+        `where` and hold a value of the CTE `values` (column from_field), found by a semi join with
+        them, broadcast if `broadcast`. -#}
+    select {% if broadcast %}/*+ broadcast({{ values }}) */{% endif %} parent_rows.to_field
+    from (
+        select {{ field }} as to_field
+        from {{ parent }}
+        where {{ where }}
+    ) as parent_rows
+    left semi join {{ values }} on parent_rows.to_field = {{ values }}.from_field
+{%- endmacro %}

@@ -134,6 +134,17 @@
     {{ return(newest == 'cast(null as timestamp)' or cdc_test_broadcasts_keys(relation, newest)) }}
 {%- endmacro %}
 
+{% macro cdc_test_recent_parent_since() -%}
+    {#- For a lookup that reads the parent's newest rows first (found_in's recent_parent_first): the
+        newest built_at of the rows the tested model's last run wrote (cdc_test_newest_built_at), when
+        the test checks those rows alone (cdc_test_is_scoped, and not a model this invocation built
+        whole); none otherwise, and the lookup reads the whole parent. -#}
+    {%- if not cdc_test_is_scoped() or cdc_test_reads_one_build() -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {{ return(cdc_test_newest_built_at(cdc_node_relation(cdc_tested_node()))) }}
+{%- endmacro %}
+
 {% macro cdc_test_reads_one_build() -%}
     {#- Whether every row the compiling test reads is one this invocation wrote: the tested model was
         built whole by it (cdc_built_whole). -#}

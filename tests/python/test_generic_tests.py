@@ -156,6 +156,24 @@ CASES = (
         bad=[("v1",), ("v3",), ("v4",), ("v5",), ("v5",)],
         bad_failures=4,
     ),
+    Case(
+        # Outside a scoped run (here: a table without built_at) the lookup reads the whole parent
+        # at once, as found_in; tests/python/test_test_scope.py proves the scoped lookup.
+        name="lookup_recent_first",
+        test="found_in",
+        columns="version_id string",
+        column="version_id",
+        arguments={
+            "to": "source('fixture', 'lookup_recent_first_parent')",
+            "field": "id",
+            "to_where": "is_live",
+            "recent_parent_first": True,
+        },
+        parent=("id string, is_live boolean", [("v1", True), ("v2", True), ("v3", False), ("v4", None)]),
+        good=[("v1",), ("v2",), ("v2",), (None,)],
+        bad=[("v1",), ("v3",), ("v4",), ("v5",), ("v5",)],
+        bad_failures=4,
+    ),
 )
 
 
@@ -265,7 +283,7 @@ def test_every_generic_test_is_documented_with_its_arguments() -> None:
     documented = {
         macro["name"]: [argument["name"] for argument in macro["arguments"]]
         for macro in yaml.safe_load(MACRO_DOCS.read_text(encoding="utf-8"))["macros"]
-        if macro.get("description")
+        if macro.get("description") and macro["name"].startswith("test_")
     }
     assert documented == {f"test_{name}": args for name, args in defined_tests().items()}
 

@@ -14,6 +14,8 @@ live rows' failures only, never a superseded build's or a vacancy row's. A view 
 model is scoped as its parent wrote: in a build that re-creates it with its former SQL, by what
 the parent wrote (no query); otherwise by its newest built_at, read with one query. A first build
 writes every row, so its tests read each model as it is, and find what the full check finds.
+A lookup may read its parent's rows of the last run first (found_in's recent_parent_first) and the
+rest of the parent only for the values it did not find there: it finds the same failing rows.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ ROWS = [
     (7, "12", "ok", "p1", 1),
     (7, "13", "ok", "p1", 1),
 ]
+# (batch, parent_id) of a parent that stamps its rows: each run writes one parent.
+PARENTS = [(1, "p1"), (2, "p2")]
 # (batch, row_key, valid_from, valid_to, is_current)
 VERSIONS = [
     (1, "a", at(1), None, True),
@@ -110,6 +114,9 @@ EXPECTED = {
     "rows_parent_not_null": Expected(0, 0),
     "rows_parent_exists": Expected(1, 2),  # relationships: the new child rows against every parent
     "rows_parent_found": Expected(1, 2),  # found_in: the same, the parent read where it holds them
+    # found_in reading the parent's rows of the last run first: the second run's p2 is found among
+    # them, its p1 only in the first run's parent rows (read for it alone), p8 nowhere.
+    "rows_parent_found_recent": Expected(1, 2),
     # found_in with a condition on the parent: p2 and p8 (second run), p9 (first run) are not p1.
     "rows_parent_found_p1": Expected(2, 3),
     # Only the first run broke it: not checked when scoped.
@@ -157,6 +164,11 @@ MODELS = {
         "select build_key, action_id, status, {{ cdc_built_at() }} as built_at\n"
         "from {{ source('fixture', 'scope_builds') }}\nwhere batch = {{ var('batch', 1) }}\n"
     ),
+    "marked_parents": (
+        "{{ config(materialized='incremental', incremental_strategy='append') }}\n"
+        "select parent_id, {{ cdc_built_at() }} as built_at\n"
+        "from {{ source('fixture', 'scope_parents') }}\nwhere batch = {{ var('batch', 1) }}\n"
+    ),
     "marked_rows_view": (
         "{{ config(materialized='view') }}\n"
         "select id, status, built_at from {{ ref('marked_rows') }}\n"
@@ -202,6 +214,13 @@ def models_yaml() -> dict[str, Any]:
                 named("found_in", "rows_parent_found", to="ref('parents')", field="parent_id"),
                 named(
                     "found_in",
+                    "rows_parent_found_recent",
+                    to="ref('marked_parents')",
+                    field="parent_id",
+                    recent_parent_first=True,
+                ),
+                named(
+                    "found_in",
                     "rows_parent_found_p1",
                     to="ref('parents')",
                     field="parent_id",
@@ -243,7 +262,12 @@ def models_yaml() -> dict[str, Any]:
             {
                 "name": "fixture",
                 "schema": "global_temp",
-                "tables": [{"name": "scope_rows"}, {"name": "scope_versions"}, {"name": "scope_builds"}],
+                "tables": [
+                    {"name": "scope_rows"},
+                    {"name": "scope_versions"},
+                    {"name": "scope_builds"},
+                    {"name": "scope_parents"},
+                ],
             }
         ],
         "models": [
@@ -272,6 +296,7 @@ def models_yaml() -> dict[str, Any]:
                 "columns": [{"name": "id", "data_tests": [named("not_null", "unmarked_id_not_null")]}],
             },
             {"name": "parents", "columns": [{"name": "parent_id"}]},
+            {"name": "marked_parents", "columns": [{"name": "parent_id"}, {"name": "built_at"}]},
             {
                 "name": "marked_rows_view",
                 "columns": [
@@ -326,6 +351,7 @@ def fixture_dbt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FixtureDbt
     spark.createDataFrame(
         BUILDS, "batch int, build_key string, action_id string, status string"
     ).createOrReplaceGlobalTempView("scope_builds")
+    spark.createDataFrame(PARENTS, "batch int, parent_id string").createOrReplaceGlobalTempView("scope_parents")
     try:
         with profile_schema(SCHEMA):
             dbt = FixtureDbt(root)
@@ -333,7 +359,7 @@ def fixture_dbt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FixtureDbt
             assert dbt("run", dbt_vars="{batch: 2}").success
             yield dbt
     finally:
-        for view in ("scope_rows", "scope_versions", "scope_builds"):
+        for view in ("scope_rows", "scope_versions", "scope_builds", "scope_parents"):
             spark.catalog.dropGlobalTempView(view)
 
 
@@ -505,6 +531,21 @@ def test_a_lookup_broadcasts_the_last_runs_values_up_to_the_limit(
     (run,) = fixture_dbt("test", "--select", "rows_parent_found", dbt_vars=dbt_vars).result.results
     assert ("broadcast(child_values)" in run.node.compiled_code) is broadcast
     assert run.failures == getattr(EXPECTED["rows_parent_found"], scope)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("scope", ["last_run", "all"])
+def test_a_lookup_reads_the_parents_rows_of_the_last_run_first(fixture_dbt: FixtureDbt, scope: str) -> None:
+    """found_in with recent_parent_first, scoped: the child's values are looked up among the
+    parent's rows stamped since the child's last run (a built_at filter), and in the whole parent
+    only those not found there; the full check looks every value up in the whole parent. Its
+    failures (asserted above) are found_in's: p1, in an older parent build only, is found, and
+    would count as missing if the second lookup did not run."""
+    dbt_vars = f"{{cdc_test_scope: {scope}}}"
+    (run,) = fixture_dbt("test", "--select", "rows_parent_found_recent", dbt_vars=dbt_vars).result.results
+    assert ("recent_parent" in run.node.compiled_code) is (scope == "last_run")
+    assert ("built_at >= " in run.node.compiled_code) is (scope == "last_run")
+    assert run.failures == getattr(EXPECTED["rows_parent_found_recent"], scope)
 
 
 @pytest.mark.spark
