@@ -95,7 +95,21 @@ def newest(name: str, kept: newest_values.Newest = BY_FEED) -> dict[str | None, 
 
 
 def queried_tables(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The tables newest_values queries from now on."""
+    """The tables newest_values reads from their data from now on (footers or a query), rather than
+    as kept with them."""
+    tables: list[str] = []
+    real = newest_values.from_data
+
+    def recording(spark: Any, files: Any, name: str, *args: Any) -> dict[str | None, int]:
+        tables.append(name)
+        return real(spark, files, name, *args)
+
+    monkeypatch.setattr(newest_values, "from_data", recording)
+    return tables
+
+
+def spark_queries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tables newest_values sends a Spark query from now on."""
     tables: list[str] = []
     real = newest_values.compute
 
@@ -165,12 +179,14 @@ def test_an_appending_write_carries_the_kept_values_without_reading_the_table(
     assert newest("target") == truth(STORED)
     assert newest("target", OVERALL) == truth(STORED, grouped=False)
     pend(APPENDED, partitioned)
-    queried = queried_tables(monkeypatch)
+    read = queried_tables(monkeypatch)
+    queried = spark_queries(monkeypatch)
     layout = pending_writes.Layout(("bucket",) if partitioned else ())
     assert pending_writes.apply_written(spark_session(), relation("target"), layout).rows
     assert newest("target") == truth(STORED + APPENDED)
     assert newest("target", OVERALL) == truth(STORED + APPENDED, grouped=False)
     assert set(queried) == {PENDING_VIEW}
+    assert read == []
 
 
 def test_a_write_that_replaces_partitions_keeps_the_newest_values_written_without_a_query(
@@ -186,19 +202,21 @@ def test_a_write_that_replaces_partitions_keeps_the_newest_values_written_withou
     assert newest("target", OVERALL) == truth(STORED, grouped=False)
     rewritten: list[Row] = [("a", 120, 2), ("b", 500, 2), ("e", 40, 3)]
     pend(rewritten, partitioned=True)
-    queried = queried_tables(monkeypatch)
+    read = queried_tables(monkeypatch)
+    queried = spark_queries(monkeypatch)
     layout = pending_writes.Layout(("bucket",), replace=True)
     assert pending_writes.apply_written(spark_session(), relation("target"), layout).rows
     held = [row for row in STORED if row[2] not in (2, 3)] + rewritten
     assert newest("target") == {**truth(held), "a": 300} == truth(STORED + rewritten)
     assert newest("target", OVERALL) == truth(STORED + rewritten, grouped=False)
     assert set(queried) == {PENDING_VIEW}
+    assert read == []
     spark_session().sql(f"refresh table {table('target')}")
     assert sorted(spark_session_rows("target")) == sorted(held)
     insert("target", [("b", 700, 1)])  # behind the adapter's back: a file it did not write
     spark_session().sql(f"refresh table {table('target')}")
     assert newest("target") == truth([*held, ("b", 700, 1)])
-    assert table("target") in queried
+    assert read == [table("target")]
 
 
 def test_only_the_files_of_replaced_folders_leave_the_token() -> None:
@@ -310,3 +328,70 @@ def test_what_a_model_read_is_raised_never_lowered_and_kept_apart() -> None:
     assert newest_values.read_until(spark, reader, "s.input") == {"a": 10, "b": 3, "c": 4}
     assert newest_values.read_until(spark, reader, "s.other") == {"a": 1}
     assert newest_values.stored(spark, reader) == kept_before
+
+
+def create_by_feed(name: str, rows: list[Row], partitioned_by_feed: bool = False) -> None:
+    """Table `name` of `rows`, each feed's rows written by an insert of their own (files of one feed
+    each), or partitioned by feed."""
+    spark = spark_session()
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    spark.sql(f"drop table if exists {table(name)}")
+    if partitioned_by_feed:
+        spark.sql(
+            f"create table {table(name)} (landed_at timestamp, bucket int, feed string) using parquet partitioned by (feed)"
+        )
+        frame = spark.createDataFrame(rows, "feed string, micros long, bucket int")
+        frame.selectExpr("timestamp_micros(micros) as landed_at", "bucket", "feed").write.insertInto(table(name))
+        return
+    spark.sql(f"create table {table(name)} (feed string, landed_at timestamp, bucket int) using parquet")
+    for feed in sorted({row[0] for row in rows}, key=str):
+        insert(name, [row for row in rows if row[0] == feed])
+
+
+ONE_FEED_FILES: list[Row] = [("a", 100, 1), ("a", 300, 2), ("b", 200, 2), ("b", None, 3), (None, 900, 3)]
+
+
+@pytest.mark.parametrize("kept", [BY_FEED, OVERALL], ids=["per-feed", "overall"])
+def test_files_of_one_feed_each_tell_their_newest_values_from_their_footers(
+    kept: newest_values.Newest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file's row groups hold one feed (or only null feeds, which the query leaves out): the
+    footers' statistics give what the query gives, and no query is sent."""
+    monkeypatch.setattr(newest_values, "KEEP_FROM_BYTES", 10**12)
+    create_by_feed("target", ONE_FEED_FILES)
+    queried = spark_queries(monkeypatch)
+    assert newest("target", kept) == truth(ONE_FEED_FILES, kept.group is not None)
+    assert newest("target", kept) == newest_values.compute(spark_session(), table("target"), kept)
+    assert queried == [table("target")]  # the comparison's own query alone
+
+
+def test_a_feed_that_partitions_the_table_is_read_from_the_folders(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Feed names come from message content: a name Hive escapes in a folder name comes back as it
+    is, and the null feed's folder (Hive's default partition) is left out, as by the query."""
+    monkeypatch.setattr(newest_values, "KEEP_FROM_BYTES", 10**12)
+    rows: list[Row] = [("a/b:c", 100, 1), ("a/b:c", 400, 1), ("it's %20", 300, 2), (None, 900, 3)]
+    create_by_feed("target", rows, partitioned_by_feed=True)
+    queried = spark_queries(monkeypatch)
+    assert newest("target") == truth(rows) == {"a/b:c": 400, "it's %20": 300}
+    assert queried == []
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [("a", 100, 1), ("b", 300, 1)],  # two feeds in one row group
+        [("a", 100, 1), (None, 900, 1)],  # a null feed beside a feed: its newer time is not a's
+    ],
+    ids=["two-feeds", "null-beside-a-feed"],
+)
+def test_a_row_group_of_several_feeds_is_queried(rows: list[Row], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(newest_values, "KEEP_FROM_BYTES", 10**12)
+    spark = spark_session()
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    spark.sql(f"drop table if exists {table('target')}")
+    spark.sql(f"create table {table('target')} (feed string, landed_at timestamp, bucket int) using parquet")
+    frame = spark.createDataFrame(rows, "feed string, micros long, bucket int").coalesce(1)
+    frame.selectExpr("feed", "timestamp_micros(micros) as landed_at", "bucket").write.insertInto(table("target"))
+    queried = spark_queries(monkeypatch)
+    assert newest("target") == truth(rows)
+    assert queried == [table("target")]

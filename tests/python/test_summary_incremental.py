@@ -116,12 +116,14 @@ def killed_before_storing_what_it_read(earlier: dict[str, dict[str, int]]) -> No
         newest_values.store(spark, f"{SCHEMAS[name]}.{name}", {key: json.dumps(sorted(values.items()))})
 
 
-def recording_queries(compute: Callable[..., Any], queried: list[list[str]]) -> Callable[..., Any]:
-    """newest_values.compute, noting each table it queries in the current run's list."""
+def recording_queries(read: Callable[..., Any], queried: list[list[str]], table_at: int) -> Callable[..., Any]:
+    """newest_values.compute (a query; the table its argument 1) or newest_values.from_data (a
+    table's data read, from its footers or by that query; argument 2), noting each table it reads
+    in the current run's list."""
 
-    def recording(spark: Any, table: str, newest: newest_values.Newest) -> dict[str | None, int]:
-        queried[-1].append(table.replace("`", ""))
-        return compute(spark, table, newest)
+    def recording(*args: Any) -> dict[str | None, int]:
+        queried[-1].append(args[table_at].replace("`", ""))
+        return read(*args)
 
     return recording
 
@@ -137,7 +139,8 @@ def builds() -> dict[str, Any]:
         # These tables are tiny: they keep their watermarks as large ones do (newest_values), so that
         # the incremental runs below read them as stored and their output proves the values right.
         patch.setattr(newest_values, "KEEP_FROM_BYTES", 0)
-        patch.setattr(newest_values, "compute", recording_queries(newest_values.compute, queried))
+        patch.setattr(newest_values, "compute", recording_queries(newest_values.compute, queried, 1))
+        patch.setattr(newest_values, "from_data", recording_queries(newest_values.from_data, queried, 2))
         for number, (batch, landed_at, dialects, messages) in enumerate(LOADS):
             for dialect in dialects:
                 records, _ = landing.parquet_records((out_dir / dialect / f"batch-{batch}.parquet").read_bytes())

@@ -101,6 +101,11 @@ class TableFiles:
         """The row count a Parquet file's footer records: one small read at the file's end."""
         raise NotImplementedError
 
+    def parquet_metadata(self, file: Any) -> Any:
+        """A Parquet file's footer (pyarrow FileMetaData: its row groups' statistics), or None where
+        footers are not read from Python (newest_values then queries the table)."""
+        return None
+
     def uri(self, path: Any) -> str:
         """`path` as a URI Spark's readers take."""
         raise NotImplementedError
@@ -228,6 +233,9 @@ class LocalFiles(TableFiles):
 
     def parquet_rows(self, file: str) -> int:
         return int(pyarrow.parquet.read_metadata(file).num_rows)
+
+    def parquet_metadata(self, file: str) -> Any:
+        return pyarrow.parquet.read_metadata(file)
 
     def uri(self, path: str) -> str:
         # Not percent-encoded: Hadoop reads the path of a `file:` string as written, and partition
