@@ -101,25 +101,37 @@ def compute(spark: SparkSession, table: str, newest: Newest) -> dict[str | None,
 
 
 def from_data(
-    spark: SparkSession, files: Any, table: str, root: Any, entries: set[str], newest: Newest
+    spark: SparkSession,
+    files: Any,
+    table: str,
+    root: Any,
+    entries: set[str],
+    newest: Newest,
+    footers: dict[str, Any] | None = None,
 ) -> dict[str | None, int]:
     """`newest` of table `table` (folder `root`, data files `entries`) read from its data: from the
-    footers of its files where they tell it exactly (from_footers), else by a query."""
-    found = from_footers(files, root, entries, newest)
+    footers of its files where they tell it exactly (from_footers; `footers`: those already read, by
+    relative path, for several values of one table), else by a query."""
+    found = from_footers(files, root, entries, newest, footers)
     return found if found is not None else compute(spark, table, newest)
 
 
-def from_footers(files: Any, root: Any, entries: set[str], newest: Newest) -> dict[str | None, int] | None:
+def from_footers(
+    files: Any, root: Any, entries: set[str], newest: Newest, footers: dict[str, Any] | None = None
+) -> dict[str | None, int] | None:
     """`newest` of the data files `entries` (TableFiles.file_entries) of table folder `root`, from
     their Parquet footers alone; None if one of them cannot tell it: a file that is not Parquet,
     storage whose footers are not read here (TableFiles.parquet_metadata), or statistics that do
-    not give it exactly (footer_newest)."""
+    not give it exactly (footer_newest). Each footer read is kept in `footers` when given."""
     found: dict[str | None, int] = {}
+    footers = {} if footers is None else footers
     for entry in sorted(entries):
         relative = entry.rsplit(":", 1)[0]
         if not relative.endswith(".parquet"):
             return None
-        metadata = files.parquet_metadata(files.child(root, relative))
+        if relative not in footers:
+            footers[relative] = files.parquet_metadata(files.child(root, relative))
+        metadata = footers[relative]
         values = None if metadata is None else footer_newest(metadata, newest, partition_values(relative))
         if values is None:
             return None
@@ -298,8 +310,10 @@ def store_computed(spark: SparkSession, files: Any, table: str, root: Any, kept:
     table is worth it (worth_keeping)."""
     entries = files.file_entries(root)
     if worth_keeping(entries):
+        footers: dict[str, Any] = {}  # each file's footer read once for all the values
         texts = {
-            newest.key: encode(token(entries), from_data(spark, files, table, root, entries, newest)) for newest in kept
+            newest.key: encode(token(entries), from_data(spark, files, table, root, entries, newest, footers))
+            for newest in kept
         }
         store(spark, table, texts)
 
