@@ -103,7 +103,7 @@ having count(*) > 1
     failing rows are those of a lookup in the whole parent either way.
 -#}
     {% set parent_where = to_where if to_where else 'true' %}
-    {% set recent = cdc_test_recent_parent_since() if recent_parent_first else none %}
+    {% set recent = cdc_test_scoped_newest() if recent_parent_first else none %}
     {% set broadcast = cdc_test_broadcasts_scope() %}
 with child as (
     select {{ column_name }} as from_field

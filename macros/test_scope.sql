@@ -123,22 +123,19 @@
 
 {% macro cdc_test_broadcasts_scope() -%}
     {#- Whether a test that looks the values of its scope up in another relation (found_in) may
-        broadcast them: when it checks what the tested model's last run wrote (cdc_test_is_scoped)
+        broadcast them: when it checks what the tested model's last run wrote (cdc_test_scoped_newest)
         and that run stamped no row or at most var cdc_broadcast_key_limit rows
         (cdc_test_broadcasts_keys). A test of every row never broadcasts: its values are unbounded. -#}
-    {%- if not cdc_test_is_scoped() or cdc_test_reads_one_build() -%}
-        {{ return(false) }}
-    {%- endif -%}
-    {%- set relation = cdc_node_relation(cdc_tested_node()) -%}
-    {%- set newest = cdc_test_newest_built_at(relation) -%}
-    {{ return(newest == 'cast(null as timestamp)' or cdc_test_broadcasts_keys(relation, newest)) }}
+    {%- set newest = cdc_test_scoped_newest() -%}
+    {{ return(newest is not none and (newest == 'cast(null as timestamp)'
+        or cdc_test_broadcasts_keys(cdc_node_relation(cdc_tested_node()), newest))) }}
 {%- endmacro %}
 
-{% macro cdc_test_recent_parent_since() -%}
-    {#- For a lookup that reads the parent's newest rows first (found_in's recent_parent_first): the
-        newest built_at of the rows the tested model's last run wrote (cdc_test_newest_built_at), when
-        the test checks those rows alone (cdc_test_is_scoped, and not a model this invocation built
-        whole); none otherwise, and the lookup reads the whole parent. -#}
+{% macro cdc_test_scoped_newest() -%}
+    {#- The newest built_at of the rows the tested model's last run wrote (cdc_test_newest_built_at),
+        when the compiling test checks those rows alone (cdc_test_is_scoped, and not a model this
+        invocation built whole); none otherwise. What a lookup broadcasts (cdc_test_broadcasts_scope)
+        and where found_in's recent_parent_first reads the parent's newest rows from. -#}
     {%- if not cdc_test_is_scoped() or cdc_test_reads_one_build() -%}
         {{ return(none) }}
     {%- endif -%}
