@@ -3,7 +3,10 @@
     mart), so a run does not copy the largest table. delivery_count is counted here, when the view
     is read, from int_redeliveries (one row per later delivery of a decoded event: few rows, so a
     read of delivery_count does not scan every staged row): stored with the event, every
-    redelivery would rewrite an event an earlier run appended (docs/semantics.md). -#}
+    redelivery would rewrite an event an earlier run appended (docs/semantics.md).
+    What it reads: a run reads no row (a view, kept while its parents only gain rows); a query reads
+    the int_change_events columns it names and, when it names delivery_count, the event ids of
+    int_redeliveries. -#}
 {{ config(materialized='view') }}
 
 {% set columns = [] %}

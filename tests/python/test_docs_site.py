@@ -159,6 +159,39 @@ def test_every_model_and_model_column_is_documented(manifest: dict[str, Any]) ->
     assert not gaps, f"models / columns without a description: {gaps}"
 
 
+# How a model's doc comment says what a run (or, for a view, a query) reads (docs/semantics.md).
+SAYS_WHAT_IT_READS = re.compile(r"What (it|a query) reads|\bReads\b|\ba run reads\b")
+LEADING_JINJA_COMMENT = re.compile(r"\A\s*\{#-?(.*?)-?#\}", re.DOTALL)
+
+
+def leading_doc_comment(model: dict) -> str:
+    """A model file's doc comment: its leading Jinja comment (SQL) or its module docstring (Python)."""
+    if model["language"] == "python":
+        return ast.get_docstring(ast.parse(model["raw_code"])) or ""
+    found = LEADING_JINJA_COMMENT.match(model["raw_code"])
+    return found.group(1) if found else ""
+
+
+def test_a_doc_comment_says_what_it_reads_or_not() -> None:
+    sql = {"language": "sql", "raw_code": "{#- Views.\n    What it reads: the rows. -#}\nselect 1"}
+    assert SAYS_WHAT_IT_READS.search(leading_doc_comment(sql))
+    not_leading = {"language": "sql", "raw_code": "select 1 {#- What it reads: the rows. -#}"}
+    assert leading_doc_comment(not_leading) == ""
+    python = {"language": "python", "raw_code": '"""A model.\n\nReads the new landing rows."""\ndef model(dbt, s): ...'}
+    assert SAYS_WHAT_IT_READS.search(leading_doc_comment(python))
+    silent = {"language": "python", "raw_code": '"""A model that reads nothing said."""'}
+    assert not SAYS_WHAT_IT_READS.search(leading_doc_comment(silent))
+
+
+@pytest.mark.slow
+def test_every_model_says_in_its_doc_comment_what_it_reads(manifest: dict[str, Any]) -> None:
+    """What one run reads is the cost a model adds to every run: each model's file says it."""
+    models = [n for n in own(manifest["nodes"]) if n["resource_type"] == "model"]
+    assert models
+    silent = [m["unique_id"] for m in models if not SAYS_WHAT_IT_READS.search(leading_doc_comment(m))]
+    assert not silent, f"models whose leading doc comment does not say what they read: {silent}"
+
+
 @pytest.mark.slow
 def test_staging_models_document_every_staged_column(manifest: dict[str, Any]) -> None:
     contract = [name for name, _ in STAGED_COLUMNS] + ["built_at"]

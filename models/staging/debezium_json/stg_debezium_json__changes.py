@@ -3,6 +3,12 @@
 A Python model because the values need their Connect schema (io.debezium.time.*, base64
 Decimal, ...): the whole decoder is cdc_unify.message_decoders.debezium_json, run over Arrow batches
 with mapInArrow, never row by row on the driver.  docs/dialects/debezium_json.md.
+
+What it reads: on an incremental run, the landing rows of each feed landed after the newest
+landing it holds of that feed (staged_until: watermarks kept with its table, or for a small
+table its Parquet footers or two columns of its rows; constants the Parquet scan applies,
+landed_since); on a full build, every landing row.
+Nothing else.
 """
 
 from pyspark.sql import functions as F

@@ -3,6 +3,12 @@
 A Python model because the values are Avro (fastavro; Spark's spark-avro jar is not
 available): the whole decoder is cdc_unify.message_decoders.dts_avro, run on the executors over
 Arrow batches with mapInArrow, never row by row on the driver.  docs/dialects/dts_avro.md.
+
+What it reads: on an incremental run, the landing rows of each feed landed after the newest
+landing it holds of that feed (staged_until: watermarks kept with its table, or for a small
+table its Parquet footers or two columns of its rows; constants the Parquet scan applies,
+landed_since); on a full build, every landing row.
+Nothing else.
 """
 
 from pyspark.sql import functions as F
