@@ -455,3 +455,27 @@ def test_the_pending_rows_view_is_named_by_a_plain_identifier() -> None:
     spark.range(1).createOrReplaceTempView(name)
     assert spark.table(name).count() == 1
     spark.catalog.dropTempView(name)
+
+
+def test_table_details_are_what_describe_shows(tmp_path: Path) -> None:
+    """table_details (one metastore call) gives a table's Location and Provider as `describe table
+    extended` does: managed and partitioned tables, a table in a folder whose name URIs escape, a
+    table whose name asks for quoting; a view has no location, and a missing table is an error."""
+    spark = spark_session()
+    create("target", TARGET, partitioned=True)
+    outside = tmp_path / "a folder, 100% ü"
+    spark.sql(f"drop table if exists {SCHEMA}.elsewhere")
+    spark.sql(f"create table {SCHEMA}.elsewhere (x int) using parquet location '{outside}'")
+    spark.sql(f"drop table if exists {SCHEMA}.`Mixed_Case`")
+    spark.sql(f"create table {SCHEMA}.`Mixed_Case` (x int) using parquet")
+    for name in ("target", "elsewhere", "Mixed_Case"):
+        described = {
+            row.col_name: row.data_type for row in spark.sql(f"describe table extended {SCHEMA}.`{name}`").collect()
+        }
+        details = pending_writes.table_details(spark, relation(name))
+        assert details == {key: described[key] for key in ("Location", "Provider")}, name
+    assert pending_writes.table_location(spark, relation("elsewhere")).endswith("a folder, 100% ü")
+    spark.sql(f"create or replace view {SCHEMA}.a_view as select 1 as x")
+    for missing in ("a_view", "no_such_table"):
+        with pytest.raises(Exception, match="(?i)location|not found|cannot be found"):
+            pending_writes.table_details(spark, relation(missing))
