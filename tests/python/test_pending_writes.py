@@ -460,7 +460,7 @@ def test_the_pending_rows_view_is_named_by_a_plain_identifier() -> None:
 def test_table_details_are_what_describe_shows(tmp_path: Path) -> None:
     """table_details (one metastore call) gives a table's Location and Provider as `describe table
     extended` does: managed and partitioned tables, a table in a folder whose name URIs escape, a
-    table whose name asks for quoting; a view has no location, and a missing table is an error."""
+    name in capitals; a view has no location, and a missing table is an error."""
     spark = spark_session()
     create("target", TARGET, partitioned=True)
     outside = tmp_path / "a folder, 100% ü"

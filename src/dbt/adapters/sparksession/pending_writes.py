@@ -515,7 +515,7 @@ def write_pending(
 
 def pending_place(spark: SparkSession, target: Any) -> tuple[dict[str, str], TableFiles, Any, Any]:
     """Table `target`'s details (table_details), its file operations, its folder and its pending
-    folder: one `describe` for what applying a pending write needs."""
+    folder: one look (table_details) for what applying a pending write needs."""
     details = table_details(spark, target)
     files = table_files(spark, details["Location"])
     root = files.root(details["Location"])
