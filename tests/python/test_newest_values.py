@@ -269,6 +269,24 @@ def test_feed_names_are_kept_as_they_are() -> None:
     assert newest("target") == truth(odd)
 
 
+def test_stored_properties_are_what_show_tblproperties_shows() -> None:
+    """stored (one metastore call) gives the properties under a prefix as `show tblproperties`
+    does, with quotes, backslashes and non-ASCII text in them, for a table and for a view."""
+    spark = spark_session()
+    create("target", [("a", 1, 1)], partitioned=False)
+    spark.sql(f"create or replace view {table('a_view')} as select 1 as x")
+    texts = {f"{newest_values.PREFIX}.one": "it's", f"{newest_values.PREFIX}.two": 'back\\slash "ü"'}
+    for name in ("target", "a_view"):
+        kind = "view" if name == "a_view" else "table"
+        pairs = ", ".join(f"{newest_values.sql_string(k)} = {newest_values.sql_string(v)}" for k, v in texts.items())
+        spark.sql(f"alter {kind} {table(name)} set tblproperties ({pairs}, 'other.key' = 'x')")
+        shown = {row.key: row.value for row in spark.sql(f"show tblproperties {table(name)}").collect()}
+        assert newest_values.stored(spark, table(name)) == texts == {k: v for k, v in shown.items() if k in texts}
+        assert newest_values.stored(spark, table(name), "other") == {"other.key": "x"}
+    with pytest.raises(Exception, match="(?i)not found|cannot be found"):
+        newest_values.stored(spark, table("no_such_table"))
+
+
 def test_a_small_table_keeps_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """Below KEEP_FROM_BYTES the scan costs less than keeping the value: queried every time, and a
     value kept while the table was large is dropped."""

@@ -241,9 +241,14 @@ def sql_string(text: str) -> str:
 
 
 def stored(spark: SparkSession, table: str, prefix: str = PREFIX) -> dict[str, str]:
-    """The table's properties under `prefix` (key -> text): by default its newest values."""
-    rows = spark.sql(f"show tblproperties {table}").collect()
-    return {row.key: row.value for row in rows if row.key.startswith(prefix + ".")}
+    """The properties under `prefix` (key -> text) of table or view `table` (a quoted name): by
+    default its newest values. From one metastore call: `show tblproperties` is a SQL command that
+    collects its rows (17-24 ms a call warm against 12-17 ms; a +10,000 run of mixed:1M reads
+    properties about 80 times, docs/benchmarks.md)."""
+    state = spark._jsparkSession.sessionState()
+    metadata = state.catalog().getTableMetadata(state.sqlParser().parseTableIdentifier(table))
+    properties = spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(metadata.properties())
+    return {key: properties.get(key) for key in properties.keySet() if key.startswith(prefix + ".")}
 
 
 def store(spark: SparkSession, table: str, texts: dict[str, str]) -> None:
