@@ -383,11 +383,8 @@ def table_details(spark: SparkSession, relation: Any) -> dict[str, str]:
     a run looks each table it writes up three or four times (about 100 looks in a +10,000 run of
     mixed:1M, docs/benchmarks.md). Raises Py4JJavaError (NoSuchTableException) if there is no such
     table, and for a view, which has no location."""
-    jvm = spark._jvm
-    identifier = jvm.org.apache.spark.sql.catalyst.TableIdentifier(relation.identifier, jvm.scala.Some(relation.schema))
-    table = spark._jsparkSession.sessionState().catalog().getTableMetadata(identifier)
-    # As `describe` shows it: the path decoded, not the URI's escapes (as in table_locations).
-    details = {"Location": jvm.org.apache.spark.sql.catalyst.catalog.CatalogUtils.URIToString(table.location())}
+    table = newest_values.catalog_table(spark, quoted(relation))
+    details = {"Location": newest_values.described_location(spark, table.location())}
     if table.provider().isDefined():
         details["Provider"] = table.provider().get()
     return details
@@ -455,8 +452,7 @@ def table_locations(spark: SparkSession, schemas: set[str]) -> dict[tuple[str, s
             table = tables.apply(index)
             uri = table.storage().locationUri()  # none for a view
             if uri.isDefined():
-                # As `describe` shows it (table_location): the path decoded, not the URI's escapes.
-                location = jvm.org.apache.spark.sql.catalyst.catalog.CatalogUtils.URIToString(uri.get())
+                location = newest_values.described_location(spark, uri.get())
                 locations[(schema.lower(), table.identifier().table().lower())] = location
     return locations
 
