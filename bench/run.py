@@ -29,6 +29,9 @@ workload in one run: its time and peak memory), then both warehouses' tables com
 (bench/spark_steps.py digest): any table that differs fails the bench.  With --write-floor, last
 the write floor (bench/spark_steps.py write-floor): every table the build materialized, read and
 written again as Parquet: what writing the build's output costs with its results already known.
+With --against DIR, every dbt build runs for the project in DIR, then for this one, from the same
+warehouse state, round by round (with --repeats N, N rounds): a change measured against the
+project before it minutes apart, on a machine whose speed drifts.
 Every step is a process of its own (fresh JVM, separate memory).  Writes a JSON report and
 prints a table.
 
@@ -47,6 +50,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +78,8 @@ DEFAULT_WORKLOADS = ("mixed:100k", "mixed:1M", "mixed:5M", "canal_json:1M", "deb
 QUICK_WORKLOADS = ("mixed:5k",)
 LAYERS = {"stg_": "staging", "int_": "intermediate"}
 TOP_MODELS = 12
+# The label suffix of the --against project's builds (their dbt target and log).
+AGAINST_SUFFIX = "-against"
 
 
 def layer_of(unique_id: str) -> str:
@@ -213,9 +219,11 @@ class Runner:
             raise RuntimeError(f"{name} failed (exit {process['returncode']}); see {process['log']}")
         return {**json.loads(result.read_text()), "process": process}
 
-    def dbt_build(self, label: str, warehouse: Path | None = None, threads: int | None = None) -> dict[str, Any]:
+    def dbt_build(
+        self, label: str, warehouse: Path | None = None, threads: int | None = None, project: Path | None = None
+    ) -> dict[str, Any]:
         target = self.dir / f"target-{label}"
-        project = self.args.project_dir.resolve()
+        project = (project or self.args.project_dir).resolve()
         threads = threads or self.args.threads
         command = [str(BIN / "dbt"), "build", "--project-dir", str(project), *self.selection(threads)]
         env = self.env(target, warehouse)
@@ -234,29 +242,57 @@ class Runner:
             }  # fmt: skip
         return {"process": process, "threads": threads, **summarize_run_results(run_results, peaks)}
 
-    def empty_build(self, run: int) -> dict[str, Any]:
-        """The build on empty landing tables, in a warehouse of its own made anew for each run."""
-        shutil.rmtree(self.empty_warehouse, ignore_errors=True)
-        return self.dbt_build(repeat_label("empty", run), warehouse=self.empty_warehouse)
+    def projects(self) -> list[tuple[Path, str]]:
+        """(project, label suffix) of each build of one round: with --against, the other project
+        first, then this one, so that the steps after a build continue from this project's."""
+        against = getattr(self.args, "against", None)
+        return [(against, AGAINST_SUFFIX)] * bool(against) + [(self.args.project_dir, "")]
 
-    def replayed_builds(self, label: str, repeats: int) -> list[dict[str, Any]]:
-        """`repeats` builds of the warehouse as it stands, each after the first from a copy of it
-        taken before the first, restored at the same path (the metastore names each table's folder
-        by its absolute path), so that every run does the same work. The warehouse is left as the
-        last run left it."""
-        if repeats == 1:
-            return [self.dbt_build(label)]
+    def alternated(
+        self, label: str, repeats: int, restore: Callable[[], None] | None = None, **build: Any
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """`repeats` rounds of one build, each round one build of each project (projects()), with
+        `restore` before every build but the first: (this project's runs, the other's), in run
+        order. Alternating puts the two projects' runs of a round minutes apart, so that a machine
+        whose speed drifts (by a third within half an hour on some) moves both alike."""
+        ours: list[dict[str, Any]] = []
+        theirs: list[dict[str, Any]] = []
+        for run in range(1, repeats + 1):
+            for project, suffix in self.projects():
+                if restore is not None and (ours or theirs):
+                    restore()
+                built = self.dbt_build(repeat_label(label, run) + suffix, project=project, **build)
+                (theirs if suffix else ours).append(built)
+        return ours, theirs
+
+    def empty_builds(self, repeats: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The build on empty landing tables, in a warehouse of its own made anew for each run."""
+
+        def fresh() -> None:
+            shutil.rmtree(self.empty_warehouse, ignore_errors=True)
+
+        fresh()
+        return self.alternated("empty", repeats, fresh, warehouse=self.empty_warehouse)
+
+    def replayed_builds(
+        self, label: str, repeats: int, threads: int | None = None
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """`repeats` rounds of a build of the warehouse as it stands (alternated), each build after
+        the first from a copy of it taken before the first, restored at the same path (the
+        metastore names each table's folder by its absolute path), so that every run does the same
+        work. The warehouse is left as the last run (this project's) left it."""
+        if repeats * len(self.projects()) == 1:
+            return [self.dbt_build(label, threads=threads)], []
         before = self.dir / f"warehouse-before-{label}"
         shutil.rmtree(before, ignore_errors=True)
+
+        def restore() -> None:
+            shutil.rmtree(self.warehouse)
+            shutil.copytree(before, self.warehouse, symlinks=True)
+
         try:
             shutil.copytree(self.warehouse, before, symlinks=True)
-            runs = []
-            for run in range(1, repeats + 1):
-                if run > 1:
-                    shutil.rmtree(self.warehouse)
-                    shutil.copytree(before, self.warehouse, symlinks=True)
-                runs.append(self.dbt_build(repeat_label(label, run)))
-            return runs
+            return self.alternated(label, repeats, restore, threads=threads)
         finally:
             # A copy of the whole warehouse (about 9 GB at mixed:5M) is not left behind.
             shutil.rmtree(before, ignore_errors=True)
@@ -342,13 +378,23 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         log(f"[bench] {spec.label}: cutting a delta of {spec.delta:,} messages from batch 2 ({batch2:,})")
         report["delta"] = cut_delta(data_dir, manifest, spec.delta)
         incremental_land += ["--file", delta_file(spec.delta)]
+    if args.against:
+        report["against"] = {"project_dir": str(args.against.resolve())}
+
+    def keep(label: str, runs: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> None:
+        """A build's figures: its median run's, and with --against the other project's."""
+        ours, theirs = runs
+        report[label] = median_run(ours)
+        if theirs:
+            report["against"][label] = median_run(theirs)
+
     if args.empty_build or args.backfill:
         log(f"[bench] {spec.label}: dbt build on empty landing tables (the build's fixed cost)")
-        report["empty"] = median_run([runner.empty_build(run) for run in range(1, args.repeats + 1)])
+        keep("empty", runner.empty_builds(args.repeats))
     log(f"[bench] {spec.label}: landing batch 1 ({batch1:,} messages)")
     report["land_batch1"] = runner.spark_step("land", "--data-dir", str(data_dir), "--batch", "1")
     log(f"[bench] {spec.label}: full dbt build")
-    report["full"] = runner.dbt_build("full", threads=args.full_build_threads)
+    keep("full", runner.replayed_builds("full", 1, threads=args.full_build_threads))
     if not args.no_floor:
         log(f"[bench] {spec.label}: parse floor")
         floor = report["parse_floor"] = runner.spark_step("parse-floor")
@@ -365,13 +411,11 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         landed = spec.delta or batch2
         log(f"[bench] {spec.label}: landing {landed:,} messages of batch 2 and incremental dbt build")
         report["land_batch2"] = runner.spark_step("land", *incremental_land)
-        report["incremental"] = median_run(runner.replayed_builds("incremental", args.repeats))
+        keep("incremental", runner.replayed_builds("incremental", args.repeats))
     if "incremental" in report and not args.no_rerun:
         log(f"[bench] {spec.label}: dbt build again with nothing new landed (rerun)")
         # A rerun writes nothing: each repeat finds the warehouse as the one before it did.
-        report["rerun"] = median_run(
-            [runner.dbt_build(repeat_label("rerun", run)) for run in range(1, args.repeats + 1)]
-        )
+        keep("rerun", runner.alternated("rerun", args.repeats))
     if args.backfill:
         batch1_land = ["--data-dir", str(data_dir), "--batch", "1"]
         backfill(runner, report, [batch1_land, *([incremental_land] if "incremental" in report else [])])
@@ -583,6 +627,14 @@ GROWTH_COLUMNS = (
     ("incr/ref incr", "incremental_over_reference", "{:.2f}"),
 )
 # The builds whose node times are put side by side, model by model, and their short names.
+PAIRED_COLUMNS = (
+    ("workload", "workload", "{}"),
+    ("build", "build", "{}"),
+    ("against s", "against", "{}"),
+    ("this s", "this", "{}"),
+    ("this/against", "ratios", "{}"),
+    ("median", "median", "{:.2f}"),
+)
 BUILDS = {"empty": "empty", "full": "full", "incremental": "incr", "rerun": "rerun", "backfill": "backfill"}
 SIDE_BY_SIDE = ("empty", "incremental", "rerun")
 
@@ -784,7 +836,57 @@ def table(reports: list[dict[str, Any]]) -> str:
             if built(report, label):
                 lines += where_time_goes(report["workload"], label, report[label])
     columns = [(r["workload"], BUILDS[label], r[label]) for r in reports for label in SIDE_BY_SIDE if built(r, label)]
-    return "\n".join(lines + side_by_side("Node s of the builds, model by model", columns))
+    lines += side_by_side("Node s of the builds, model by model", columns)
+    for report in reports:
+        if report.get("against"):
+            lines += against_lines(report)
+    return "\n".join(lines)
+
+
+def against_workload(report: dict[str, Any]) -> dict[str, Any]:
+    """The workload as the --against project built it: the same landings and floors, its builds."""
+    shared = {key: value for key, value in report.items() if key not in BUILDS and key not in ("against", "figures")}
+    return shared | {label: build for label, build in report["against"].items() if label in BUILDS}
+
+
+def paired_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each build both projects ran (--against): every round's build seconds of each, in run order,
+    and this project's over the other's round by round, with the median of those ratios, which a
+    drift of the machine between rounds moves less than a ratio of the two medians."""
+    rows = []
+    for label in BUILDS:
+        ours, theirs = report.get(label, {}), report["against"].get(label, {})
+        if not (built(report, label) and theirs.get("build_seconds") is not None):
+            continue
+        ours_runs, theirs_runs = (build.get("repeats") or [build.get("build_seconds")] for build in (ours, theirs))
+        ratios = [ratio(a, b) for a, b in zip(ours_runs, theirs_runs, strict=False)]
+        done = sorted(r for r in ratios if r is not None)
+        rows.append(
+            {
+                "workload": report["workload"],
+                "build": BUILDS[label],
+                "against": " ".join(cell(s, "{:.1f}") for s in theirs_runs),
+                "this": " ".join(cell(s, "{:.1f}") for s in ours_runs),
+                "ratios": " ".join(cell(r, "{:.2f}") for r in ratios),
+                "median": done[(len(done) - 1) // 2] if done else None,
+            }
+        )
+    return rows
+
+
+def against_lines(report: dict[str, Any]) -> list[str]:
+    """Both projects' builds of one workload (--against): round by round, then model by model."""
+    other = against_workload(report)
+    lines = ["", f"{report['workload']}: this project against {report['against']['project_dir']}, round by round:"]
+    lines += render(PAIRED_COLUMNS, paired_rows(report))
+    columns = [
+        (report["workload"], f"{tag} {BUILDS[label]}", workload[label])
+        for label in BUILDS
+        if built(report, label) and built(other, label)
+        for tag, workload in (("against", other), ("this", report))
+    ]
+    title = f"{report['workload']}: node s of both projects, model by model"
+    return lines + side_by_side(title, columns, pairs=True, ratio_label="this/against")
 
 
 def built(report: dict[str, Any], label: str) -> bool:
@@ -808,13 +910,16 @@ def node_rows(builds: list[dict[str, Any]]) -> list[tuple[str, list[float | None
     return rows + [(f"  {name}", [seconds.get(name) for seconds in model_seconds]) for name in models]
 
 
-def side_by_side(title: str, columns: list[tuple[str, str, dict[str, Any]]], pairs: bool = False) -> list[str]:
+def side_by_side(
+    title: str, columns: list[tuple[str, str, dict[str, Any]]], pairs: bool = False, ratio_label: str = "after/before"
+) -> list[str]:
     """Node seconds of several builds model by model, one column each, headed by workload and
-    build.  With `pairs` the columns go by two (before, after), each pair followed by after/before."""
+    build.  With `pairs` the columns go by two (before, after), each pair followed by after/before
+    (headed `ratio_label`)."""
     headers = [[workload for workload, _, _ in columns], [label for _, label, _ in columns]]
     if pairs:
         half = len(columns) // 2
-        headers = [by_pairs(headers[0], [""] * half), by_pairs(headers[1], ["after/before"] * half)]
+        headers = [by_pairs(headers[0], [""] * half), by_pairs(headers[1], [ratio_label] * half)]
     lines = ["", title, *(f"  {'':<44}" + "".join(f"{text:>14}" for text in header) for header in headers)]
     for name, values in node_rows([build for _, _, build in columns]):
         texts = [cell(value, "{:.1f}") for value in values]
@@ -981,6 +1086,14 @@ def main(argv: list[str] | None = None) -> int:
         default=ROOT,
         help="dbt project to build (default: this checkout); e.g. a copy with a proposed model change",
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="PROJECT_DIR",
+        help="a second dbt project (e.g. a worktree of the commit before a change): every build runs for it and"
+        " for --project-dir in turn, from the same warehouse state, and the report sets them side by side;"
+        " both must store the same tables (the builds after each continue from --project-dir's)",
+    )
     parser.add_argument("--show", nargs="+", type=Path, metavar="REPORT", help="print the table of earlier reports")
     parser.add_argument(
         "--compare",
@@ -1011,6 +1124,10 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(
                 "--repeats takes a count of at least 1, and no --runs (each of whose runs lands new messages)"
             )
+        if args.against and (args.runs > 1 or args.backfill):
+            raise ValueError("--against takes no --runs or --backfill (builds that land messages between them)")
+        if args.against and not (args.against / "dbt_project.yml").is_file():
+            raise ValueError(f"--against {args.against}: no dbt_project.yml there")
     except ValueError as exc:
         parser.error(str(exc))
     args.work_dir = args.work_dir.resolve()

@@ -682,10 +682,12 @@ def repeat_runner(tmp_path, monkeypatch) -> tuple[bench_run.Runner, list[tuple[s
     and leave a run_results.json of one node; `seen`: (log name, state found) of each build."""
     runner = one_thread_runner(tmp_path)
     seen = []
+    projects = runner.projects_seen = []
 
     def built(command, env, log_path, prefix):
         state = Path(env["CDC_UNIFY_WAREHOUSE"]) / "state"
         seen.append((log_path.name, state.read_text() if state.is_file() else None))
+        projects.append(Path(command[command.index("--project-dir") + 1]))
         state.parent.mkdir(parents=True, exist_ok=True)
         state.write_text(f"after {log_path.name}")
         target = Path(env["DBT_TARGET_PATH"])
@@ -704,8 +706,9 @@ def test_each_repeat_of_the_incremental_run_starts_from_the_warehouse_as_the_fir
     runner.warehouse.mkdir(parents=True)
     (runner.warehouse / "state").write_text("landed")
 
-    runs = runner.replayed_builds("incremental", 3)
+    runs, other = runner.replayed_builds("incremental", 3)
 
+    assert other == []
     assert seen == [
         ("dbt-incremental.log", "landed"),
         ("dbt-incremental-2.log", "landed"),
@@ -720,8 +723,9 @@ def test_each_repeat_of_the_incremental_run_starts_from_the_warehouse_as_the_fir
 def test_each_repeat_of_the_empty_build_starts_from_no_warehouse(tmp_path, monkeypatch):
     runner, seen = repeat_runner(tmp_path, monkeypatch)
 
-    runs = [runner.empty_build(run) for run in (1, 2, 3)]
+    runs, other = runner.empty_builds(3)
 
+    assert other == []
     assert seen == [("dbt-empty.log", None), ("dbt-empty-2.log", None), ("dbt-empty-3.log", None)]
     assert [run["build_seconds"] for run in runs] == [5.0, 5.0, 5.0]
 
@@ -730,3 +734,103 @@ def test_repeats_and_successive_runs_are_refused_together(capsys):
     with pytest.raises(SystemExit):
         bench_run.main(["--repeats", "3", "--runs", "2", "--workloads", "mixed:1k"])
     assert "--repeats" in capsys.readouterr().err
+
+
+def against_runner(tmp_path, monkeypatch) -> tuple[bench_run.Runner, list[tuple[str, str]], Path]:
+    """repeat_runner with --against a second project folder (its dbt_project.yml only)."""
+    runner, seen = repeat_runner(tmp_path, monkeypatch)
+    other = tmp_path / "before"
+    other.mkdir()
+    (other / "dbt_project.yml").write_text("name: cdc_unify\n")
+    runner.args.against = other
+    return runner, seen, other
+
+
+def test_against_builds_the_other_project_then_this_one_each_round_from_the_same_warehouse(tmp_path, monkeypatch):
+    runner, seen, other = against_runner(tmp_path, monkeypatch)
+    runner.warehouse.mkdir(parents=True)
+    (runner.warehouse / "state").write_text("landed")
+
+    ours, theirs = runner.replayed_builds("incremental", 2)
+
+    assert seen == [
+        ("dbt-incremental-against.log", "landed"),
+        ("dbt-incremental.log", "landed"),
+        ("dbt-incremental-2-against.log", "landed"),
+        ("dbt-incremental-2.log", "landed"),
+    ]
+    assert runner.projects_seen == [other.resolve(), REPO_ROOT.resolve()] * 2
+    assert (len(ours), len(theirs)) == (2, 2)
+    # What follows continues from this project's last build.
+    assert (runner.warehouse / "state").read_text() == "after dbt-incremental-2.log"
+    assert sorted(path.name for path in runner.dir.iterdir() if path.name.startswith("warehouse")) == ["warehouse"]
+
+
+def test_against_builds_the_full_build_of_each_project_from_the_landed_warehouse(tmp_path, monkeypatch):
+    runner, seen, _ = against_runner(tmp_path, monkeypatch)
+    runner.warehouse.mkdir(parents=True)
+    (runner.warehouse / "state").write_text("landed")
+
+    ours, theirs = runner.replayed_builds("full", 1, threads=4)
+
+    assert seen == [("dbt-full-against.log", "landed"), ("dbt-full.log", "landed")]
+    assert (ours[0]["threads"], theirs[0]["threads"]) == (4, 4)
+
+
+def test_against_builds_each_empty_build_from_no_warehouse_and_each_rerun_where_the_last_left_it(tmp_path, monkeypatch):
+    runner, seen, _ = against_runner(tmp_path, monkeypatch)
+
+    runner.empty_builds(2)
+    runner.alternated("rerun", 1)
+
+    assert seen == [
+        ("dbt-empty-against.log", None),
+        ("dbt-empty.log", None),
+        ("dbt-empty-2-against.log", None),
+        ("dbt-empty-2.log", None),
+        ("dbt-rerun-against.log", None),
+        ("dbt-rerun.log", "after dbt-rerun-against.log"),
+    ]
+
+
+def test_the_table_sets_both_projects_builds_side_by_side_round_by_round_and_model_by_model():
+    report = {
+        "workload": "mixed:1k",
+        "messages": {"batch1": 1000, "batch2": 10},
+        "full": build_summary(400.0, 800.0, 3000),
+        "incremental": bench_run.median_run([build_summary(s, 2 * s, 3000) for s in (90.0, 120.0, 100.0)]),
+        "against": {
+            "project_dir": "/w/before",
+            "full": build_summary(500.0, 1000.0, 3000),
+            "incremental": bench_run.median_run([build_summary(s, 2 * s, 3000) for s in (100.0, 150.0, 200.0)]),
+        },
+    }
+
+    (full, incremental) = bench_run.paired_rows(report)
+
+    assert (full["against"], full["this"], full["ratios"], full["median"]) == ("500.0", "400.0", "0.80", 0.8)
+    assert incremental["ratios"] == "0.90 0.80 0.50"
+    # The median of the rounds' ratios, not the ratio of the medians (100 / 150).
+    assert incremental["median"] == 0.8
+    printed = bench_run.table([report | {"figures": bench_run.figures(report)}])
+    assert "this project against /w/before, round by round" in printed
+    (model_line,) = [line for line in printed.splitlines()[-3:] if "stg_canal_json__changes" in line]
+    # full and incremental: against, this and this/against each (the medians' model seconds).
+    assert model_line.split()[1:] == ["500.0", "400.0", "0.80", "150.0", "100.0", "0.67"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [(["--runs", "2"], "--against takes no --runs"), (["--backfill"], "--against takes no --runs or --backfill")],
+)
+def test_against_is_refused_with_builds_that_land_messages_between_them(tmp_path, capsys, flags, says):
+    (tmp_path / "dbt_project.yml").write_text("name: cdc_unify\n")
+    with pytest.raises(SystemExit):
+        bench_run.main(["--against", str(tmp_path), *flags, "--workloads", "mixed:1k"])
+    assert says in capsys.readouterr().err
+
+
+def test_against_a_folder_without_a_dbt_project_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        bench_run.main(["--against", str(tmp_path), "--workloads", "mixed:1k"])
+    assert "no dbt_project.yml there" in capsys.readouterr().err
