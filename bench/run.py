@@ -626,7 +626,7 @@ GROWTH_COLUMNS = (
     ("ref", "reference", "{}"),
     ("incr/ref incr", "incremental_over_reference", "{:.2f}"),
 )
-# The builds whose node times are put side by side, model by model, and their short names.
+# --against: each build's rounds, the other project's and this one's (paired_rows).
 PAIRED_COLUMNS = (
     ("workload", "workload", "{}"),
     ("build", "build", "{}"),
@@ -635,6 +635,7 @@ PAIRED_COLUMNS = (
     ("this/against", "ratios", "{}"),
     ("median", "median", "{:.2f}"),
 )
+# The builds whose node times are put side by side, model by model, and their short names.
 BUILDS = {"empty": "empty", "full": "full", "incremental": "incr", "rerun": "rerun", "backfill": "backfill"}
 SIDE_BY_SIDE = ("empty", "incremental", "rerun")
 
