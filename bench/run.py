@@ -29,9 +29,9 @@ workload in one run: its time and peak memory), then both warehouses' tables com
 (bench/spark_steps.py digest): any table that differs fails the bench.  With --write-floor, last
 the write floor (bench/spark_steps.py write-floor): every table the build materialized, read and
 written again as Parquet: what writing the build's output costs with its results already known.
-With --against DIR, every dbt build runs for the project in DIR, then for this one, from the same
-warehouse state, round by round (with --repeats N, N rounds): a change measured against the
-project before it minutes apart, on a machine whose speed drifts.
+With --against DIR, every dbt build runs for the project in DIR and for this one in turn (DIR first
+in odd rounds, second in even ones; with --repeats N, N rounds), from the same warehouse state: a
+change measured against the project before it minutes apart, on a machine whose speed drifts.
 Every step is a process of its own (fresh JVM, separate memory).  Writes a JSON report and
 prints a table.
 
@@ -242,11 +242,14 @@ class Runner:
             }  # fmt: skip
         return {"process": process, "threads": threads, **summarize_run_results(run_results, peaks)}
 
-    def projects(self) -> list[tuple[Path, str]]:
-        """(project, label suffix) of each build of one round: with --against, the other project
-        first, then this one, so that the steps after a build continue from this project's."""
+    def projects(self, run: int = 1) -> list[tuple[Path, str]]:
+        """(project, label suffix) of each build of round `run`: with --against, the other project
+        first in odd rounds and second in even ones (a drift within a round, or an advantage of
+        going first or second, then favours neither over the rounds), so that the last round of
+        an odd count, a single one included, ends with this project's."""
         against = getattr(self.args, "against", None)
-        return [(against, AGAINST_SUFFIX)] * bool(against) + [(self.args.project_dir, "")]
+        order = [(against, AGAINST_SUFFIX)] * bool(against) + [(self.args.project_dir, "")]
+        return order if run % 2 else order[::-1]
 
     def alternated(
         self, label: str, repeats: int, restore: Callable[[], None] | None = None, **build: Any
@@ -258,7 +261,7 @@ class Runner:
         ours: list[dict[str, Any]] = []
         theirs: list[dict[str, Any]] = []
         for run in range(1, repeats + 1):
-            for project, suffix in self.projects():
+            for project, suffix in self.projects(run):
                 if restore is not None and (ours or theirs):
                     restore()
                 built = self.dbt_build(repeat_label(label, run) + suffix, project=project, **build)
@@ -280,7 +283,7 @@ class Runner:
         """`repeats` rounds of a build of the warehouse as it stands (alternated), each build after
         the first from a copy of it taken before the first, restored at the same path (the
         metastore names each table's folder by its absolute path), so that every run does the same
-        work. The warehouse is left as the last run (this project's) left it."""
+        work. The warehouse is left as the last run left it (projects())."""
         if repeats * len(self.projects()) == 1:
             return [self.dbt_build(label, threads=threads)], []
         before = self.dir / f"warehouse-before-{label}"

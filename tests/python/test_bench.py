@@ -746,23 +746,27 @@ def against_runner(tmp_path, monkeypatch) -> tuple[bench_run.Runner, list[tuple[
     return runner, seen, other
 
 
-def test_against_builds_the_other_project_then_this_one_each_round_from_the_same_warehouse(tmp_path, monkeypatch):
+def test_against_alternates_which_project_builds_first_each_round_from_the_same_warehouse(tmp_path, monkeypatch):
     runner, seen, other = against_runner(tmp_path, monkeypatch)
     runner.warehouse.mkdir(parents=True)
     (runner.warehouse / "state").write_text("landed")
 
-    ours, theirs = runner.replayed_builds("incremental", 2)
+    ours, theirs = runner.replayed_builds("incremental", 3)
 
+    # The other project first in odd rounds, second in even ones.
     assert seen == [
         ("dbt-incremental-against.log", "landed"),
         ("dbt-incremental.log", "landed"),
-        ("dbt-incremental-2-against.log", "landed"),
         ("dbt-incremental-2.log", "landed"),
+        ("dbt-incremental-2-against.log", "landed"),
+        ("dbt-incremental-3-against.log", "landed"),
+        ("dbt-incremental-3.log", "landed"),
     ]
-    assert runner.projects_seen == [other.resolve(), REPO_ROOT.resolve()] * 2
-    assert (len(ours), len(theirs)) == (2, 2)
-    # What follows continues from this project's last build.
-    assert (runner.warehouse / "state").read_text() == "after dbt-incremental-2.log"
+    this, before = REPO_ROOT.resolve(), other.resolve()
+    assert runner.projects_seen == [before, this, this, before, before, this]
+    assert (len(ours), len(theirs)) == (3, 3)
+    # What follows continues from the last build: this project's after an odd count of rounds.
+    assert (runner.warehouse / "state").read_text() == "after dbt-incremental-3.log"
     assert sorted(path.name for path in runner.dir.iterdir() if path.name.startswith("warehouse")) == ["warehouse"]
 
 
@@ -786,8 +790,8 @@ def test_against_builds_each_empty_build_from_no_warehouse_and_each_rerun_where_
     assert seen == [
         ("dbt-empty-against.log", None),
         ("dbt-empty.log", None),
-        ("dbt-empty-2-against.log", None),
         ("dbt-empty-2.log", None),
+        ("dbt-empty-2-against.log", None),
         ("dbt-rerun-against.log", None),
         ("dbt-rerun.log", "after dbt-rerun-against.log"),
     ]
