@@ -347,10 +347,13 @@ def last_error(log_path: Path) -> str:
 
 
 def builds_not_run(report: dict[str, Any]) -> list[str]:
-    """'workload: build' of every dbt build of the report that ran no node."""
+    """'workload: build' of every dbt build of the report that ran no node, the --against
+    project's included ('workload against: build')."""
+    workloads = [(w["workload"], w) for w in report["workloads"]]
+    workloads += [(f"{w['workload']} against", w["against"]) for w in report["workloads"] if w.get("against")]
     builds = [
-        (w["workload"], build)
-        for w in report["workloads"]
+        (name, build)
+        for name, w in workloads
         for value in w.values()
         for build in (value if isinstance(value, list) else [value])  # --runs: a list of builds
         if isinstance(build, dict)
@@ -883,6 +886,11 @@ def against_lines(report: dict[str, Any]) -> list[str]:
     other = against_workload(report)
     lines = ["", f"{report['workload']}: this project against {report['against']['project_dir']}, round by round:"]
     lines += render(PAIRED_COLUMNS, paired_rows(report))
+    lines += [
+        f"  ! against {BUILDS[label]}: {p['node']}: {p['status']}: {(p.get('message') or '')[:200]}"
+        for label in BUILDS
+        for p in report["against"].get(label, {}).get("problems", [])
+    ]
     columns = [
         (report["workload"], f"{tag} {BUILDS[label]}", workload[label])
         for label in BUILDS

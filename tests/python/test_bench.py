@@ -636,6 +636,9 @@ def test_a_dbt_build_that_runs_no_node_is_a_problem_that_fails_the_bench(tmp_pat
     assert problem["node"] == "dbt rerun" and "in use by another process" in problem["message"]
     report = {"workloads": [{"workload": "mixed:1k", "full": {"problems": []}, "rerun": rerun}]}
     assert bench_run.builds_not_run(report) == ["mixed:1k: dbt rerun"]
+    # The --against project's builds count as much.
+    report["workloads"][0]["against"] = {"project_dir": "/w/before", "rerun": rerun}
+    assert bench_run.builds_not_run(report) == ["mixed:1k: dbt rerun", "mixed:1k against: dbt rerun"]
 
 
 def test_a_repeated_build_is_its_median_run_with_every_runs_seconds_and_every_problem():
@@ -805,7 +808,7 @@ def test_the_table_sets_both_projects_builds_side_by_side_round_by_round_and_mod
         "incremental": bench_run.median_run([build_summary(s, 2 * s, 3000) for s in (90.0, 120.0, 100.0)]),
         "against": {
             "project_dir": "/w/before",
-            "full": build_summary(500.0, 1000.0, 3000),
+            "full": build_summary(500.0, 1000.0, 3000, problems=1),
             "incremental": bench_run.median_run([build_summary(s, 2 * s, 3000) for s in (100.0, 150.0, 200.0)]),
         },
     }
@@ -818,6 +821,8 @@ def test_the_table_sets_both_projects_builds_side_by_side_round_by_round_and_mod
     assert incremental["median"] == 0.8
     printed = bench_run.table([report | {"figures": bench_run.figures(report)}])
     assert "this project against /w/before, round by round" in printed
+    # The other project's problems are listed with its builds.
+    assert "  ! against full: test.x0: warn" in printed
     (model_line,) = [line for line in printed.splitlines()[-3:] if "stg_canal_json__changes" in line]
     # full and incremental: against, this and this/against each (the medians' model seconds).
     assert model_line.split()[1:] == ["500.0", "400.0", "0.80", "150.0", "100.0", "0.67"]
