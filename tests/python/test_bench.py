@@ -682,7 +682,8 @@ def test_the_figures_and_the_table_list_every_run_of_a_repeated_build():
 
 def repeat_runner(tmp_path, monkeypatch) -> tuple[bench_run.Runner, list[tuple[str, str]]]:
     """A runner whose dbt builds note the warehouse's `state` file as they find it, then change it,
-    and leave a run_results.json of one node; `seen`: (log name, state found) of each build."""
+    and leave a run_results.json of one node; `seen`: (log name, state found) of each build, and
+    `runner.projects_seen`: the project folder each build was given."""
     runner = one_thread_runner(tmp_path)
     seen = []
     projects = runner.projects_seen = []
