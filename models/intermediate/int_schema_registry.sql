@@ -52,17 +52,22 @@ described_events as (
     where not is_redelivery
 ),
 
+-- An event's signature: its columns and their types, as one JSON string. Grouping by one string
+-- instead of three arrays of names and (name, type) pairs lets the sort beneath the aggregate
+-- compare strings, where comparing those arrays element by element was most of this model's time.
 event_columns as (
     select
         *,
-        array_sort(array_distinct(concat(
-            map_keys(coalesce(column_types, map())),
-            map_keys(coalesce(column_source_types, map())),
-            map_keys(coalesce(before, map())),
-            map_keys(coalesce(after, map()))
-        ))) as column_names,
-        array_sort(map_entries(column_source_types)) as source_type_entries,
-        array_sort(map_entries(column_types)) as type_entries
+        to_json(named_struct(
+            'column_names', array_sort(array_distinct(concat(
+                map_keys(coalesce(column_types, map())),
+                map_keys(coalesce(column_source_types, map())),
+                map_keys(coalesce(before, map())),
+                map_keys(coalesce(after, map()))
+            ))),
+            'source_type_entries', array_sort(map_entries(column_source_types)),
+            'type_entries', array_sort(map_entries(column_types))
+        )) as signature
     from described_events
 ),
 
@@ -74,9 +79,7 @@ event_signatures as (
         table_key,
         source_name,
         event_kind,
-        column_names,
-        source_type_entries,
-        type_entries,
+        signature,
         {%- for column in table_columns %}
             any_value({{ column }}) as {{ column }},
         {%- endfor %}
@@ -84,17 +87,31 @@ event_signatures as (
         max(struct(sequence, event_id, event_ts)) as last_seen,
         count(*) as event_count
     from event_columns
-    group by table_key, source_name, event_kind, column_names, source_type_entries, type_entries
+    group by table_key, source_name, event_kind, signature
 ),
 
+signature_columns as (
+    select
+        *,
+        from_json(
+            signature,
+            'column_names array<string>, source_type_entries array<struct<key: string, value: string>>, '
+            || 'type_entries array<struct<key: string, value: string>>'
+        ) as described
+    from event_signatures
+),
+
+-- explode_outer and a filter instead of explode: Spark would push explode's implied
+-- "has columns" filter below the aggregate, parsing every event's signature again.
 column_sightings as (
     select
-        event_signatures.*,
+        signature_columns.*,
         seen.column_name,
-        map_from_entries(event_signatures.source_type_entries)[seen.column_name] as column_source_type,
-        map_from_entries(event_signatures.type_entries)[seen.column_name] as column_type
-    from event_signatures
-        lateral view explode(event_signatures.column_names) seen as column_name
+        map_from_entries(signature_columns.described.source_type_entries)[seen.column_name] as column_source_type,
+        map_from_entries(signature_columns.described.type_entries)[seen.column_name] as column_type
+    from signature_columns
+        lateral view explode_outer(signature_columns.described.column_names) seen as column_name
+    where seen.column_name is not null
 ),
 
 new_table_keys as (
