@@ -48,7 +48,10 @@
     stored rows are filtered where they are read instead of shuffled to meet the keys (two
     shuffles of every stored unit, 147 MiB each on mixed:1M, before).
     Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
-    that are read several times, and a plan that repeats its inputs grows with every reuse.
+    that are read several times, and a plan that repeats its inputs grows with every reuse. The one
+    exception is segment_columns, read by the segments of one change and by those of several: the
+    plan reads its shuffled rows twice (the shuffle itself is reused) and repeats the windows above
+    it, which costs less than sorting every change through the fold's regroup.
 -#}
 {{ config(**cdc_appended_builds_config(cdc_row_change_builds())) }}
 {%- do cdc_check_row_buckets() %}
@@ -359,10 +362,21 @@ segment_columns as (
     window segment_changes as (partition by table_key, row_key, segment)
 ),
 
+-- A segment of one change, which is what a change with a full image makes (most of them), folds
+-- nothing: its row is its after image over its before image, taken whole. It goes around the cells,
+-- the fold and the regroup below (the regroup sorts every row it takes: a third of this model's
+-- time in a full build when every change went through it).
+single_change_rows as (
+    select
+        {{ action_attributes | join(', ') }},
+        segment,
+        map_from_entries(array_sort(map_entries({{ cdc_overlay('applied_before', 'applied_after') }}))) as row_values
+    from segment_columns
+    where changes_in_segment = 1
+),
+
 -- One cell per change and column of a segment of several changes (a change carrying no column keeps
--- one empty cell). A segment of one change, which is what a change with a full image makes (most
--- of them), folds nothing: its row is its after image over its before image, taken whole, so it
--- keeps one row with no cell instead of one row per column through the window and the regroup below.
+-- one empty cell).
 cells as (
     select
         *,
@@ -371,12 +385,10 @@ cells as (
                 then named_struct('value', applied_after[column_name])
             when map_contains_key(coalesce(applied_before, map()), column_name)
                 then named_struct('value', applied_before[column_name])
-        end as carried_value,
-        case
-            when changes_in_segment = 1 then {{ cdc_overlay('applied_before', 'applied_after') }}
-        end as single_change_values
+        end as carried_value
     from segment_columns
-        lateral view explode_outer(case when changes_in_segment > 1 then column_names end) carried as column_name
+        lateral view explode_outer(column_names) carried as column_name
+    where changes_in_segment > 1
 ),
 
 folded_cells as (
@@ -384,7 +396,6 @@ folded_cells as (
         {{ action_attributes | join(', ') }},
         segment,
         column_name,
-        single_change_values,
         last(carried_value, true) over (
             partition by table_key, row_key, segment, column_name
             order by {{ change_order }}
@@ -394,16 +405,14 @@ folded_cells as (
 ),
 
 folded_rows as (
+    select * from single_change_rows
+    union all
     select
         {{ action_attributes | join(', ') }},
         segment,
-        coalesce(
-            -- one change, one row in the group
-            map_from_entries(array_sort(map_entries(first(single_change_values)))),
-            map_from_entries(array_sort(collect_list(
-                case when folded_value is not null then struct(column_name, folded_value.value) end
-            )))
-        ) as row_values
+        map_from_entries(array_sort(collect_list(
+            case when folded_value is not null then struct(column_name, folded_value.value) end
+        ))) as row_values
     from folded_cells
     group by {{ action_attributes | join(', ') }}, segment
 ),
