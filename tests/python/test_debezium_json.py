@@ -601,3 +601,52 @@ def test_json_text_is_compact_json_with_numbers_as_sent():
             assert dbz.json_text(parsed, sort_keys) == expected
     sent = dbz.parse_json_text('{"b": [1.50, -0, 1e400], "a": 12345678901234567890123}')
     assert dbz.json_text(sent, sort_keys=True) == '{"a":12345678901234567890123,"b":[1.50,-0,1e400]}'
+
+
+def _parsed_or_error(parse: Any, text: str) -> Any:
+    try:
+        return ("doc", parse(text))
+    except ValueError as exc:
+        return ("error", str(exc))
+
+
+def test_envelope_parse_equals_plain_parse_and_reuses_the_schema() -> None:
+    """parse_envelope_text gives parse_json_text's document or error for every text, the schema of a
+    compact envelope parsed once: a second message with the same schema text holds the same object."""
+    dbz._parsed_schemas.clear()
+    schema = '{"type":"struct","fields":[{"type":"int64","field":"id","parameters":{"payload":"x","a":"1"}}]}'
+    head = '{"schema":' + schema
+    texts = [
+        head + ',"payload":{"id":1}}',
+        head + ',"payload":{"id":2.50},"extra":[1,{"b":null}]}',
+        head + ',"payload":{"id":3}} ',
+        head + ',"payload":{"id":4}}x',  # extra data after the document
+        head + ',"payload":{"id":5},"schema":{}}',  # a repeated key
+        head + ',"payload":{"id":6}',  # truncated
+        head + ',"payload":{"id":7,"id":8}}',  # a repeated key inside the payload
+        head + "}",  # no payload
+        '{"schema":null,"payload":{"id":9}}',
+        '{"schema":{"type":"struct","fields":[],"doc":",\\"payload\\":"},"payload":{"id":10}}',
+        '{"schema":{"fields":[],"parameters":{"x":"1","payload":{}}},"payload":{"id":11}}',
+        '{"schema":{"fields":[],"parameters":{"x":"1","payload":{}}},"payload":{"id":12}}',
+        '{"payload":{"id":13},"schema":' + schema + "}",
+        '{ "schema": ' + schema + ', "payload": {"id": 14}}',
+        '{"schema":' + schema[:-1] + ',"payload":{"id":15}}',  # the schema cut short: not JSON
+    ]
+    for text in texts + texts:  # the second round finds every schema text parsed before
+        assert _parsed_or_error(dbz.parse_envelope_text, text) == _parsed_or_error(dbz.parse_json_text, text), text
+    first, second = dbz.parse_envelope_text(texts[0]), dbz.parse_envelope_text(texts[1])
+    assert first["schema"] is second["schema"] and first["payload"] != second["payload"]
+    assert list(dbz.parse_envelope_text(texts[1])) == ["schema", "payload", "extra"]
+
+
+def test_field_schema_name_or_type_not_a_string_is_quarantined() -> None:
+    for part, bad in (("name", ["io.debezium.data.Json"]), ("type", {"t": 1}), ("name", True)):
+        field = {"type": "int32", "field": "id", part: bad}
+        value = {
+            "schema": {"type": "struct", "fields": [{"type": "struct", "field": "after", "fields": [field]}]},
+            "payload": {"op": "c", "after": {"id": 1}, "source": {"db": "d", "table": "t", "ts_ms": 1}},
+        }
+        [row] = dbz.decode_message(json.dumps(value).encode(), None, LANDING)
+        assert (row["message_status"], row["error_code"]) == ("quarantined", "wrong_shape"), part
+        assert "field 'id'" in row["error_detail"]
