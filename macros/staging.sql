@@ -6,10 +6,19 @@
 {%- endmacro %}
 
 {% macro cdc_sequence(position_number, event_ts, landing_offset, row_index) -%}
-    {#- Fixed-width text, so string order = (position, event time, landing offset, row) order. -#}
+    {#- Fixed-width text, so string order = (position, event time, landing offset, row) order. A
+        position of 31 to 38 digits (a DataWorks sequenceId may have them; no real position comes
+        near) is ':', its length and its digits: ':' sorts after every digit, so it sorts after every
+        shorter position and by value among its own, where cutting it to 30 digits did neither. -#}
     concat_ws(
         '.',
-        lpad(coalesce(cast({{ position_number }} as string), '0'), 30, '0'),
+        case
+            when {{ position_number }} >= 1000000000000000000000000000000
+                then concat(
+                    ':', cast(length(cast({{ position_number }} as string)) as string), cast({{ position_number }} as string)
+                )
+            else lpad(coalesce(cast({{ position_number }} as string), '0'), 30, '0')
+        end,
         lpad(coalesce(cast(unix_micros({{ event_ts }}) as string), '0'), 20, '0'),
         lpad(cast({{ landing_offset }} as string), 20, '0'),
         lpad(cast({{ row_index }} as string), 6, '0')

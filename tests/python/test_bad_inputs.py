@@ -74,6 +74,9 @@ def _generated(edit: dict[str, Any]) -> tuple[str, str]:
     if edit["generate"] == "long_text":
         text = "x" * edit["bytes"]
         return text, json.dumps(text)
+    if edit["generate"] == "long_number":
+        text = "9" * edit["bytes"]
+        return text, text
     if edit["generate"] == "nested_arrays":
         text = "[" * edit["depth"] + "]" * edit["depth"]
         return text, text

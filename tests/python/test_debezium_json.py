@@ -414,10 +414,35 @@ def test_sequence_twin_pads_and_cuts_like_spark_lpad():
     ts = dt.datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC)
     assert twins.cdc_sequence(5, ts, 7, 2) == "0" * 29 + "5." + "0" * 19 + "1." + "0" * 19 + "7.000002"
     assert twins.cdc_sequence(None, None, None, 0) == "0" * 30 + "." + "0" * 20 + ".000000"
-    assert twins.cdc_sequence(10**35, None, 1, 0).startswith("1" + "0" * 29 + ".")
+    assert twins.cdc_sequence(10**30 - 1, None, 1, 0).startswith("9" * 30 + ".")
+    assert twins.cdc_sequence(10**35, None, 1, 0).startswith(":36" + "1" + "0" * 35 + ".")
     before_epoch = dt.datetime(1969, 12, 31, 23, 59, 59, tzinfo=UTC)
     assert twins.cdc_sequence(7, before_epoch, None, None) == "0" * 29 + "7." + "0" * 12 + "-1000000"
-    assert twins.cdc_sequence(10**31, None, 0, 1234567) == "1" + "0" * 29 + "." + "0" * 20 + "." + "0" * 20 + ".123456"
+    assert (
+        twins.cdc_sequence(10**31, None, 0, 1234567)
+        == ":32" + "1" + "0" * 31 + "." + "0" * 20 + "." + "0" * 20 + ".123456"
+    )
+
+
+def test_sequence_sorts_positions_of_up_to_38_digits_by_value():
+    rng = random.Random(5)
+    positions = [0, 1, 10**30 - 1, 10**30, 10**30 + 1, 10**37, 10**38 - 1]
+    positions += [rng.randrange(10 ** rng.randrange(1, 39)) for _ in range(2000)]
+    ordered = sorted(positions, key=lambda p: twins.cdc_sequence(p, None, 0, 0))
+    assert ordered == sorted(positions)
+
+
+def test_position_numbers_are_ascii_digits_of_at_most_38():
+    assert twins.position_of_digits("0" * 38) == 0 and twins.position_of_digits("9" * 38) == 10**38 - 1
+    for text in ("9" * 39, "9" * 5000, "\u00b2", "\u0663", "", "-1", "1.0", " 1"):
+        assert twins.position_of_digits(text) is None, text
+    assert twins.sortable_position(10**38 - 1) == 10**38 - 1
+    assert twins.sortable_position(10**38) is None and twins.sortable_position(-1) is None
+    source = {"db": "d", "table": "t", "ts_ms": dbz.JsonNumber("1")}
+    assert dbz.source_position({**source, "file": "mysql-bin.000003", "pos": dbz.JsonNumber("9" * 5000)})[1] is None
+    assert dbz.source_position({**source, "lsn": dbz.JsonNumber("9" * 5000)})[1] is None
+    assert dbz.source_position({**source, "scn": "\u00b2"}) == ("\u00b2", None)
+    assert dbz.source_position({**source, "lsn": dbz.JsonNumber("9" * 38)})[1] == 10**38 - 1
 
 
 def test_event_id_twin_is_sha256_of_the_non_null_parts():
@@ -543,6 +568,9 @@ def test_spark_python_twins_equal_the_sql_macros(staged):
          {"a": None, "c": "z"}),
         ("f", "x", None, 10**31 + 5, dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), 123456789012, [],
          None, None),
+        ("f", "x", 0, 10**38 - 1, None, 1, [], None, None),
+        ("f", "x", 0, 10**30 - 1, None, 1, [], None, None),
+        ("f", "x", 0, 10**30, None, 1, [], None, None),
         ("f", "", 1234567, 0, dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC), 2**62, ["k"], {}, {}),
     ]  # fmt: skip
     schema = T.StructType([

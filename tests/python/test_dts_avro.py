@@ -325,6 +325,10 @@ def test_position_number_reads_offset_at_file_index_else_the_id():
     assert d.position_number("72469@78", 5) == 78 * 2**32 + 72469
     assert d.position_number("0/16B3748<->0/16B3790", 5) == 5
     assert d.position_number("x", -1) is None
+    # A position cdc_sequence cannot sort (beyond 38 digits) has no number, and no digits crash int().
+    assert d.position_number("9" * 5000 + "@78", 5) is None
+    assert d.position_number("72469@" + "9" * 30, 5) is None
+    assert d.position_number("\u0663@78", 5) == 5
 
 
 def test_born_timestamp_is_optional_and_trailing_bytes_are_not():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 
 import pyarrow as pa
 
@@ -58,12 +59,32 @@ def unix_micros(value: dt.datetime) -> int:
     return (value - _EPOCH) // dt.timedelta(microseconds=1)
 
 
+# A position number is a decimal(38, 0) in the SQL models: one of more digits names no place.
+POSITION_DIGITS = re.compile(r"[0-9]{1,38}")
+
+
+def position_of_digits(text: str) -> int | None:
+    """A position's ASCII digits as a number; None for anything else or more than 38 digits."""
+    return int(text) if POSITION_DIGITS.fullmatch(text) else None
+
+
+def sortable_position(number: int | None) -> int | None:
+    """`number` where cdc_sequence can sort it (0 to 38 digits); None otherwise."""
+    return number if number is not None and 0 <= number < 10**38 else None
+
+
+def _position_text(position_number: int | None) -> str:
+    text = "0" if position_number is None else str(position_number)
+    return _lpad(text, 30) if len(text) <= 30 else f":{len(text)}{text}"
+
+
 def cdc_sequence(
     position_number: int | None, event_ts: dt.datetime | None, landing_offset: int | None, row_index: int | None
 ) -> str:
-    """`cdc_sequence`: position (30), event time in micros (20), landing offset (20), row (6), zero-padded."""
+    """`cdc_sequence`: position (30; 31 to 38 digits as ':', length, digits), event time in micros
+    (20), landing offset (20), row (6), zero-padded."""
     parts = (
-        _lpad("0" if position_number is None else str(position_number), 30),
+        _position_text(position_number),
         _lpad("0" if event_ts is None else str(unix_micros(event_ts)), 20),
         None if landing_offset is None else _lpad(str(landing_offset), 20),
         None if row_index is None else _lpad(str(row_index), 6),

@@ -65,7 +65,9 @@ from cdc_unify.message_decoders._staged_rows import (
     cdc_primary_key,
     cdc_sequence,
     landing_natural_id,
+    position_of_digits,
     sha256_hex,
+    sortable_position,
 )
 from cdc_unify.message_decoders._strict_json import loads_strict
 
@@ -515,13 +517,14 @@ def source_position(source: dict[str, Any]) -> tuple[str | None, int | None]:
     file_name, pos = source.get("file"), source.get("pos")
     if isinstance(file_name, str) and isinstance(pos, JsonNumber) and pos.isdigit():
         m = _BINLOG_INDEX_RE.search(file_name)
-        number = int(m.group(1)) * (1 << 32) + int(pos) if m else None
-        return f"{file_name}:{pos}", number
+        index, offset = position_of_digits(m.group(1)) if m else None, position_of_digits(pos)
+        number = index * (1 << 32) + offset if index is not None and offset is not None else None
+        return f"{file_name}:{pos}", sortable_position(number)
     for field in ("lsn", "scn", "commit_lsn"):
         raw = source.get(field)
         if raw is not None and not isinstance(raw, dict | list):
             text = as_sent_text(raw)
-            return text, int(text) if text.isdigit() else None
+            return text, position_of_digits(text)
     return None, None
 
 

@@ -599,14 +599,15 @@ def emitted_time(tags: dict[str, str]) -> dt.datetime | None:
     return dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=int(text))
 
 
-_POSITION_RE = re.compile(r"^(\d+)@(\d+)$")
+_POSITION_RE = re.compile(r"^([0-9]+)@([0-9]+)$")
 
 
 def position_number(source_position: str, record_id: int) -> int | None:
     """`<offset>@<binlog file index>` -> file_index * 2^32 + offset; else the record id."""
     m = _POSITION_RE.match(source_position)
     if m:
-        return int(m.group(2)) * 2**32 + int(m.group(1))
+        index, offset = twins.position_of_digits(m.group(2)), twins.position_of_digits(m.group(1))
+        return twins.sortable_position(index * 2**32 + offset if index is not None and offset is not None else None)
     return record_id if record_id >= 0 else None
 
 
