@@ -39,14 +39,11 @@ so both images are in that order). Reading rules of the SQL:
   makes it null), $[2] as array<map<string, variant>>, the first name (UTF-16 order) of each element
   (null for an element that is not an object). Each name is matched to data's first column (its
   order) equal to it lower-cased; a key without names (`_uuid`) names no column.
-- embedded JSON values (an object or array in an image) are to_json of try_parse_json of the value
-  as sent (`old`'s where it names the column, else `data`'s): keys sorted (UTF-16), a lone
-  surrogate '?', Jackson's escapes; integers as long, else as decimal up to 38 digits, else double;
-  a number with a fraction as decimal when its BigDecimal precision and scale are at most 38
-  (trailing zeros stripped, -0.0 as 0), else double; an exponent always double; doubles as Java's
-  Double.toString (written here with Python's shortest digits: JDK 17's FloatingDecimal can add a
-  digit for some doubles, JDK-4511638; no double of the corpus is one), infinities as the strings "Infinity" /
-  "-Infinity". A value Spark cannot parse (a number of more than 1000 characters) is invalid_value.
+- embedded JSON values (an object or array in an image): no longer as the SQL had them (to_json
+  of try_parse_json of the value as sent, which rounded a number past 38 digits to a double, wrote
+  1E400 as "Infinity" and refused a message holding a number of more than 1000 characters) but
+  compact JSON with every number's text as sent; keys sorted (UTF-16) and a lone surrogate '?' as
+  the variant had them, Jackson's escapes.
 
 Where the old SQL fails the whole build instead of staging a row, the oracle quarantines the value
 (module `build_failure` names each case):
@@ -66,7 +63,6 @@ from __future__ import annotations
 
 import json
 import re
-from decimal import Decimal
 from typing import Any
 
 from canal_rows_oracle import ABSENT, JAVA_END, _quoted, map_union, nested, parse, present, spark_str, text
@@ -244,69 +240,21 @@ def _first_name(element: Any) -> Any:
     return min((spark_str(k) for k in element), key=_utf16)
 
 
-# ---------------------------------------------------------------- embedded JSON as Spark writes it
-def _java_double(number: float) -> str:
-    """Double.toString (shortest digits; module docstring)."""
-    if number != number or number in (float("inf"), float("-inf")):
-        return '"Infinity"' if number > 0 else '"-Infinity"'
-    if number == 0:
-        return "-0.0" if str(number).startswith("-") else "0.0"
-    sign, digits, exponent = Decimal(repr(number)).normalize().as_tuple()
-    text_digits = "".join(map(str, digits))
-    point = len(text_digits) + exponent  # the decimal point after this many digits
-    minus = "-" if sign else ""
-    if 1e-3 <= abs(number) < 1e7:
-        if point <= 0:
-            return f"{minus}0.{'0' * -point}{text_digits}"
-        whole, fraction = text_digits[:point].ljust(point, "0"), text_digits[point:]
-        return f"{minus}{whole}.{fraction or '0'}"
-    return f"{minus}{text_digits[0]}.{text_digits[1:] or '0'}E{point - 1}"
-
-
-def variant_number(number: str) -> str:
-    """A number's text as to_json(parse_json(..)) writes it (module docstring)."""
-    if not re.search("[.eE]", number):
-        whole = int(number)
-        if -(2**63) <= whole <= BIGINT_MAX or len(str(abs(whole))) <= 38:
-            return str(whole)
-        return _java_double(float(number))
-    if re.search("[eE]", number):
-        return _java_double(float(number))
-    scale = len(number.split(".", 1)[1])
-    precision = len(str(int(number.lstrip("-").replace(".", ""))))
-    if scale <= 38 and precision <= 38:
-        plain = format(Decimal(number).normalize(), "f")
-        return "0" if plain in ("-0", "0") else plain
-    return _java_double(float(number))
-
-
-class TooLong(ValueError):
-    """A number Spark's parse_json refuses (Jackson's 1000-character limit)."""
-
-
-def variant_json(value: Any) -> str:
+# ---------------------------------------------------------------- embedded JSON
+def embedded_json(value: Any) -> str:
+    """An embedded JSON value as cdc_maxwell_rows writes it (module docstring)."""
     if isinstance(value, dict):
         entries = sorted(((spark_str(k), v) for k, v in value.items()), key=lambda e: _utf16(e[0]))
-        return "{" + ",".join(f"{_quoted(k)}:{variant_json(v)}" for k, v in entries) + "}"
+        return "{" + ",".join(f"{_quoted(k)}:{embedded_json(v)}" for k, v in entries) + "}"
     if isinstance(value, list):
-        return "[" + ",".join(variant_json(v) for v in value) + "]"
+        return "[" + ",".join(embedded_json(v) for v in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null"
     if type(value).__name__ == "Num":
-        if len(value) > 1000:
-            raise TooLong(value)
-        return variant_number(value)
+        return str(value)
     return _quoted(spark_str(value))
-
-
-def _numbers_fit(value: Any) -> bool:
-    if isinstance(value, dict):
-        return all(_numbers_fit(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_numbers_fit(v) for v in value)
-    return not (type(value).__name__ == "Num" and len(value) > 1000)
 
 
 # ---------------------------------------------------------------- message_fields .. checked
@@ -323,8 +271,8 @@ def _lower(value: str | None) -> str | None:
     return None if value is None else value.lower()
 
 
-def read_message(message: dict[str, Any], sent: Any, key: bytes | None) -> dict[str, Any]:
-    """The CTEs message_fields .. image_values; `sent` the value as parsed (numbers as sent)."""
+def read_message(message: dict[str, Any], key: bytes | None) -> dict[str, Any]:
+    """The CTEs message_fields .. image_values."""
     get = message.get
     m: dict[str, Any] = {
         "type_json": get("type", ABSENT),
@@ -360,9 +308,6 @@ def read_message(message: dict[str, Any], sent: Any, key: bytes | None) -> dict[
         m["before_columns"] = data if m["row_op"] == "DELETE" else None
     m["after_columns"] = data if m["row_op"] in ("INSERT", "UPDATE", "SNAPSHOT") else None
     m["old_only_columns"] = ", ".join(k for k in old or {} if data is not None and k not in data)
-    m["has_nested"] = any(nested(v) for image in (data, old) for v in (image or {}).values())
-    m["sent_ok"] = not m["has_nested"] or _numbers_fit(sent)
-    m["sent_data"], m["sent_old"] = (_object(sent.get(n)) if isinstance(sent, dict) else None for n in ("data", "old"))
     return m
 
 
@@ -398,8 +343,6 @@ def record_error(m: dict[str, Any]) -> tuple[str, str] | None:
          lambda: "primary_key_columns is not an array of column names"),
         (lambda: row and m["old_only_columns"], "invalid_value",
          lambda: f"old names columns that data does not have: {m['old_only_columns']}"),
-        (lambda: not m["sent_ok"], "invalid_value",
-         lambda: "embedded JSON values cannot be read back from the value as sent"),
     )  # fmt: skip
     return next(((code, detail()) for failed, code, detail in checks if failed()), None)
 
@@ -440,7 +383,7 @@ def build_failure(value: bytes | None, key: bytes | None) -> str | None:
         message = spark_document(document)
     except DuplicateKey:
         return "duplicate key below the top level"
-    m = read_message(message, None, key)
+    m = read_message(message, key)
     refused = ("\x85", "\u2028", "\u2029")
     if (
         m["ts_text"] is not None
@@ -466,18 +409,11 @@ def _row(**fields: Any) -> dict[str, Any]:
     return {name: fields.get(name) for name in FIELDS} | {"row_index": 0}
 
 
-def image_values(columns: dict | None, sent_image: dict | None, sent_overlay: dict | None) -> dict | None:
-    """maxwell_image_values: scalars as their exact text, embedded JSON from the value as sent."""
+def image_values(columns: dict | None) -> dict | None:
+    """maxwell_image_values: scalars as their exact text, embedded JSON values as embedded_json."""
     if columns is None:
         return None
-    values = {}
-    for col, val in columns.items():
-        if nested(val):
-            found = next((s[c] for s in (sent_overlay, sent_image) if s for c in s if spark_str(c) == col), ABSENT)
-            values[col] = None if found is ABSENT else variant_json(found)
-        else:
-            values[col] = text(val)
-    return values
+    return {col: embedded_json(val) if nested(val) else text(val) for col, val in columns.items()}
 
 
 def _types(values: dict | None) -> dict | None:
@@ -486,8 +422,8 @@ def _types(values: dict | None) -> dict | None:
 
 def decoded_row(m: dict[str, Any], keys: list | None) -> dict[str, Any]:
     op, ddl = m["row_op"], m["is_ddl"]
-    before = image_values(m["before_columns"], m["sent_data"], m["sent_old"])
-    after = image_values(m["after_columns"], m["sent_data"], m["sent_data"])
+    before = image_values(m["before_columns"])
+    after = image_values(m["after_columns"])
     number = None
     if m["binlog_offset"] is not None and m["file_index"] is not None:
         xoffset = 999_999_999 if m["xoffset_number"] is None else m["xoffset_number"]
@@ -530,7 +466,7 @@ def maxwell_rows(value: bytes | None, key: bytes | None) -> list[dict[str, Any]]
         message = spark_document(document)
     except DuplicateKey:  # the old build's VARIANT_DUPLICATE_KEY (module docstring)
         return [_row(error_code="invalid_json", error_detail=INVALID_JSON)]
-    m = read_message(message, document, key)
+    m = read_message(message, key)
     error = record_error(m)
     if error:
         return [_row(error_code=error[0], error_detail=error[1])]

@@ -16,7 +16,7 @@ past their patterns, primary_key_columns of every shape), Kafka keys in the hash
 form, `_uuid`, malformed, not UTF-8, with repeated names, with names in another case or naming
 columns data lacks, and none; DDL keys from def["primary-key"]; embedded JSON values (numbers of
 every kind Spark's parse_json types differently, exponents, -0, 1E400, long decimals, escapes,
-unicode, nesting) and values the old SQL could not stage.
+unicode, nesting: each number now kept as sent) and values the old SQL could not stage.
 """
 
 from __future__ import annotations

@@ -75,7 +75,8 @@ def decimal_text(value: Decimal, logical_type: str) -> str:
 
 
 def sorted_json_text(text: str) -> str:
-    """An embedded JSON value as the staging model writes it (Spark variant to_json): compact, keys sorted."""
+    """An embedded JSON value as the staging model writes it: compact, keys sorted, numbers as sent
+    (the message holds this module's json.dumps of them, which this repeats)."""
     return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

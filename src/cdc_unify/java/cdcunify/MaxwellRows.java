@@ -3,12 +3,13 @@ package cdcunify;
 import static cdcunify.StagedRow.reason;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
+import java.io.StringWriter;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,8 +33,8 @@ import org.apache.spark.types.variant.VariantUtil;
  * Returns `MAXWELL_ROWS` of src/cdc_unify/jvm.py: one struct. A message that cannot be staged has
  * its reason and nothing decoded; a null value (a tombstone) has nothing at all. The JSON is read as
  * the SQL model before it read it (JsonDocument). Maxwell sends no column types: every value is kept
- * as sent, an embedded JSON value (a JSON column, a SET) as the JSON text Spark's own variant gives
- * it, read from the value as sent. The op (`message_op`) of a DDL is left null: the model classifies
+ * as sent, an embedded JSON value (a JSON column, a SET) as compact JSON with its numbers as sent
+ * (embeddedJson). The op (`message_op`) of a DDL is left null: the model classifies
  * its statement with the shared SQL macro cdc_ddl_op.
  */
 public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
@@ -63,13 +64,12 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
 
     @Override
     public List<Row> call(byte[] value, byte[] key) {
-        return JsonDocument.staged(value, WIDTH, document -> new Change(document.message(), value, key));
+        return JsonDocument.staged(value, WIDTH, document -> new Change(document.message(), key));
     }
 
     /** One message's fields, as the SQL's message_fields, classified, key_columns and images read them. */
     private static final class Change implements JsonDocument.Message {
         final Map<String, Object> message;
-        final byte[] value;
         final String maxwellType;
         final String rowOp;
         final boolean isDdl;
@@ -93,9 +93,8 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
          * map_keys of an empty object, failed the old SQL's build). */
         final List<String> unmatchedKeyNames = new ArrayList<>();
 
-        Change(Map<String, Object> message, byte[] value, byte[] key) {
+        Change(Map<String, Object> message, byte[] key) {
             this.message = message;
-            this.value = value;
             String type = text("type");
             maxwellType = type == null ? null : type.toLowerCase(Locale.ROOT);
             rowOp = maxwellType == null ? null : ROW_OPS.get(maxwellType);
@@ -208,8 +207,6 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
                 return reason("wrong_shape", "primary_key_columns is not an array of column names");
             } else if (row && !oldOnlyColumns().isEmpty()) {
                 return reason("invalid_value", "old names columns that data does not have: " + oldOnlyColumns());
-            } else if (hasNested() && sentMessage() == null) {
-                return reason("invalid_value", "embedded JSON values cannot be read back from the value as sent");
             } else if (!unmatchedKeyNames.isEmpty()) {
                 return reason("invalid_value",
                         "the Kafka key names key columns that data does not have: " + String.join(", ", unmatchedKeyNames));
@@ -242,23 +239,6 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
             return String.join(", ", names);
         }
 
-        private boolean hasNested() {
-            return data != null && !ExactJson.nestedKeys(data).isEmpty() || old != null && !ExactJson.nestedKeys(old).isEmpty();
-        }
-
-        private Variant sent;
-        private boolean sentRead;
-
-        /** try_parse_json of the value as sent, when it is an object; null otherwise. */
-        private Variant sentMessage() {
-            if (!sentRead) {
-                sentRead = true;
-                Variant parsed = parseVariant(new String(value, StandardCharsets.UTF_8));
-                sent = parsed != null && parsed.getType() == VariantUtil.Type.OBJECT ? parsed : null;
-            }
-            return sent;
-        }
-
         @Override
         public List<Row> rows() {
             // update: `data` is the whole row after, `old` the previous values of the columns that changed,
@@ -278,8 +258,8 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
                 beforeColumns = data;
             }
             Map<String, Object> afterColumns = rowOp != null && !rowOp.equals("DELETE") ? data : null;
-            Map<String, String> before = imageValues(beforeColumns, "old");
-            Map<String, String> after = imageValues(afterColumns, "data");
+            Map<String, String> before = imageValues(beforeColumns);
+            Map<String, String> after = imageValues(afterColumns);
             boolean keyed = foundKeyColumns != null && !foundKeyColumns.isEmpty();
             String eventKind = rowOp != null ? "ROW" : isDdl ? "DDL" : "OTHER";
             return List.of(StagedRow.decoded(0,
@@ -292,34 +272,18 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
                     positionDigits(), isDdl ? text("sql") : null));
         }
 
-        /** An image as column -> text as sent: a scalar's exact text, an embedded JSON value's JSON as
-         * Spark's variant writes it, from the sent `overlay` object where it names the column, else
-         * from the sent `data`. */
-        private Map<String, String> imageValues(Map<String, Object> columns, String overlay) {
+        /** An image as column -> text as sent: a scalar's exact text, an embedded JSON value's
+         * compact JSON with every number as sent (embeddedJson). */
+        private Map<String, String> imageValues(Map<String, Object> columns) {
             if (columns == null) {
                 return null;
             }
             Map<String, String> texts = new LinkedHashMap<>();
             for (Map.Entry<String, Object> column : columns.entrySet()) {
                 Object field = column.getValue();
-                texts.put(column.getKey(), ExactJson.nested(field) ? sentJson(column.getKey(), overlay) : ExactJson.text(field));
+                texts.put(column.getKey(), ExactJson.nested(field) ? embeddedJson(field) : ExactJson.text(field));
             }
             return texts;
-        }
-
-        private String sentJson(String column, String overlay) {
-            Variant found = field(field(sentMessage(), overlay), column);
-            if (found == null) {
-                found = field(field(sentMessage(), "data"), column);
-            }
-            if (found == null) {
-                return null;
-            }
-            // written back as Spark's map<string, variant> holds it: an object's keys sorted as stored
-            // (a lone surrogate as '?'), not as sent
-            VariantBuilder stored = new VariantBuilder(false);
-            stored.appendVariant(found);
-            return stored.result().toJson(ZoneOffset.UTC);
         }
 
         /** Binlog file index * 2^32 + offset, then the row's place in its transaction: Maxwell gives the
@@ -418,6 +382,46 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
             }
         }
         return first;
+    }
+
+    /** An embedded JSON value (a JSON column, a SET) as compact JSON: every number its text as sent
+     * (a variant would round a number past 38 digits to a double and write 1E400 as "Infinity"),
+     * object keys sorted by UTF-16 code units and a lone surrogate '?', as Spark's variant of the
+     * value (the SQL model's reading) ordered and stored them. */
+    static String embeddedJson(Object value) {
+        StringWriter out = new StringWriter();
+        try (JsonGenerator generator = new JsonFactory().createGenerator(out)) {
+            writeEmbedded(generator, value);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return out.toString();
+    }
+
+    private static void writeEmbedded(JsonGenerator generator, Object value) throws IOException {
+        if (value instanceof Map<?, ?> object) {
+            List<String> keys = new ArrayList<>();
+            for (Object name : object.keySet()) {
+                keys.add((String) name);
+            }
+            keys.sort(null);
+            generator.writeStartObject();
+            for (String name : keys) {
+                generator.writeFieldName(name);
+                writeEmbedded(generator, object.get(name));
+            }
+            generator.writeEndObject();
+        } else if (value instanceof List<?> array) {
+            generator.writeStartArray();
+            for (Object element : array) {
+                writeEmbedded(generator, element);
+            }
+            generator.writeEndArray();
+        } else if (value instanceof ExactJson.Num n) {
+            generator.writeNumber(n.text());
+        } else {
+            ExactJson.write(generator, value);
+        }
     }
 
     /** try_parse_json: Spark's own variant of the text, null when it is no JSON value Spark reads. */
