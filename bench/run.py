@@ -31,7 +31,9 @@ the write floor (bench/spark_steps.py write-floor): every table the build materi
 written again as Parquet: what writing the build's output costs with its results already known.
 With --against DIR, every dbt build runs for the project in DIR and for this one in turn (DIR first
 in odd rounds, second in even ones; with --repeats N, N rounds), from the same warehouse state: a
-change measured against the project before it minutes apart, on a machine whose speed drifts.
+change measured against the project before it minutes apart, on a machine whose speed drifts. A
+DIR with a package of its own (a git worktree) builds with it (PYTHONPATH: its decoders, JVM
+functions and adapter); the landing, the floors and the digests are this checkout's.
 Every step is a process of its own (fresh JVM, separate memory).  Writes a JSON report and
 prints a table.
 
@@ -190,9 +192,17 @@ class Runner:
         self.warehouse = self.dir / "warehouse"
         self.empty_warehouse = self.dir / "warehouse-empty"
 
-    def env(self, target_path: Path, warehouse: Path | None = None) -> dict[str, str]:
+    def env(self, target_path: Path, warehouse: Path | None = None, project: Path | None = None) -> dict[str, str]:
+        """The environment of a step; for a dbt build of a project with a package of its own (a
+        worktree: `--against`), that package first on the path, so that the build runs its
+        decoders, JVM functions and adapter, not this checkout's."""
+        package = {}
+        if project is not None and (project / "src" / "cdc_unify").is_dir():
+            path = [str(project / "src"), os.environ.get("PYTHONPATH", "")]
+            package = {"PYTHONPATH": os.pathsep.join(p for p in path if p)}
         return {
             **os.environ,
+            **package,
             "PYSPARK_PYTHON": sys.executable,
             "DBT_PROFILES_DIR": str(self.args.project_dir.resolve() / "profiles"),
             "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
@@ -226,7 +236,7 @@ class Runner:
         project = (project or self.args.project_dir).resolve()
         threads = threads or self.args.threads
         command = [str(BIN / "dbt"), "build", "--project-dir", str(project), *self.selection(threads)]
-        env = self.env(target, warehouse)
+        env = self.env(target, warehouse, project)
         process, peaks = run_process(command, env, self.dir / f"dbt-{label}.log", f"[dbt {label}]")
         run_results = target / "run_results.json"
         if not run_results.is_file():
