@@ -173,30 +173,49 @@ public final class ExactJson {
 
     /** to_json of the value as the variant holds it: a string quoted, a number as a string. */
     public static String json(Object value) {
+        return rendered(value, false);
+    }
+
+    /** An embedded JSON value (Maxwell's JSON columns and SETs) as compact JSON: every number its
+     * text as sent, object keys in String order (UTF-16 code units, as Spark's variant orders them). */
+    public static String embeddedJson(Object value) {
+        return rendered(value, true);
+    }
+
+    private static String rendered(Object value, boolean embedded) {
         StringWriter out = new StringWriter();
         try (JsonGenerator generator = new JsonFactory().createGenerator(out)) {
-            write(generator, value);
+            write(generator, value, embedded);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
         return out.toString();
     }
 
-    /** Writes the value as `json` does: a number as a string of its text. */
-    static void write(JsonGenerator generator, Object value) throws IOException {
+    /** Writes the value as `json` does (a number as a string of its text), or `embeddedJson`. */
+    static void write(JsonGenerator generator, Object value, boolean embedded) throws IOException {
         if (value instanceof Map<?, ?> object) {
+            List<String> names = new ArrayList<>();
+            for (Object name : object.keySet()) {
+                names.add((String) name);
+            }
+            if (embedded) {
+                names.sort(null);
+            }
             generator.writeStartObject();
-            for (Map.Entry<?, ?> field : object.entrySet()) {
-                generator.writeFieldName((String) field.getKey());
-                write(generator, field.getValue());
+            for (String name : names) {
+                generator.writeFieldName(name);
+                write(generator, object.get(name), embedded);
             }
             generator.writeEndObject();
         } else if (value instanceof List<?> array) {
             generator.writeStartArray();
             for (Object element : array) {
-                write(generator, element);
+                write(generator, element, embedded);
             }
             generator.writeEndArray();
+        } else if (value instanceof Num n && embedded) {
+            generator.writeNumber(n.text());
         } else if (value instanceof Num n) {
             generator.writeString(n.text());
         } else if (value instanceof String s) {

@@ -91,7 +91,7 @@ final class FromJson {
     private static String jacksonText(Object value) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (JsonGenerator generator = FACTORY.createGenerator(out, JsonEncoding.UTF8)) {
-            ExactJson.write(generator, value);
+            ExactJson.write(generator, value, false);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

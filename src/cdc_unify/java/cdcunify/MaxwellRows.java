@@ -3,11 +3,9 @@ package cdcunify;
 import static cdcunify.StagedRow.reason;
 
 import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
-import java.io.StringWriter;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -34,7 +32,7 @@ import org.apache.spark.types.variant.VariantUtil;
  * its reason and nothing decoded; a null value (a tombstone) has nothing at all. The JSON is read as
  * the SQL model before it read it (JsonDocument). Maxwell sends no column types: every value is kept
  * as sent, an embedded JSON value (a JSON column, a SET) as compact JSON with its numbers as sent
- * (embeddedJson). The op (`message_op`) of a DDL is left null: the model classifies
+ * (ExactJson.embeddedJson). The op (`message_op`) of a DDL is left null: the model classifies
  * its statement with the shared SQL macro cdc_ddl_op.
  */
 public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
@@ -273,7 +271,8 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
         }
 
         /** An image as column -> text as sent: a scalar's exact text, an embedded JSON value's
-         * compact JSON with every number as sent (embeddedJson). */
+         * compact JSON with every number as sent (ExactJson.embeddedJson: a variant would round a
+         * number past 38 digits to a double and write 1E400 as "Infinity"). */
         private Map<String, String> imageValues(Map<String, Object> columns) {
             if (columns == null) {
                 return null;
@@ -281,7 +280,7 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
             Map<String, String> texts = new LinkedHashMap<>();
             for (Map.Entry<String, Object> column : columns.entrySet()) {
                 Object field = column.getValue();
-                texts.put(column.getKey(), ExactJson.nested(field) ? embeddedJson(field) : ExactJson.text(field));
+                texts.put(column.getKey(), ExactJson.nested(field) ? ExactJson.embeddedJson(field) : ExactJson.text(field));
             }
             return texts;
         }
@@ -382,46 +381,6 @@ public final class MaxwellRows implements UDF2<byte[], byte[], List<Row>> {
             }
         }
         return first;
-    }
-
-    /** An embedded JSON value (a JSON column, a SET) as compact JSON: every number its text as sent
-     * (a variant would round a number past 38 digits to a double and write 1E400 as "Infinity"),
-     * object keys sorted by UTF-16 code units and a lone surrogate '?', as Spark's variant of the
-     * value (the SQL model's reading) ordered and stored them. */
-    static String embeddedJson(Object value) {
-        StringWriter out = new StringWriter();
-        try (JsonGenerator generator = new JsonFactory().createGenerator(out)) {
-            writeEmbedded(generator, value);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
-        return out.toString();
-    }
-
-    private static void writeEmbedded(JsonGenerator generator, Object value) throws IOException {
-        if (value instanceof Map<?, ?> object) {
-            List<String> keys = new ArrayList<>();
-            for (Object name : object.keySet()) {
-                keys.add((String) name);
-            }
-            keys.sort(null);
-            generator.writeStartObject();
-            for (String name : keys) {
-                generator.writeFieldName(name);
-                writeEmbedded(generator, object.get(name));
-            }
-            generator.writeEndObject();
-        } else if (value instanceof List<?> array) {
-            generator.writeStartArray();
-            for (Object element : array) {
-                writeEmbedded(generator, element);
-            }
-            generator.writeEndArray();
-        } else if (value instanceof ExactJson.Num n) {
-            generator.writeNumber(n.text());
-        } else {
-            ExactJson.write(generator, value);
-        }
     }
 
     /** try_parse_json: Spark's own variant of the text, null when it is no JSON value Spark reads. */
