@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -772,6 +773,29 @@ def test_against_alternates_which_project_builds_first_each_round_from_the_same_
     # What follows continues from the last build: this project's after an odd count of rounds.
     assert (runner.warehouse / "state").read_text() == "after dbt-incremental-3.log"
     assert sorted(path.name for path in runner.dir.iterdir() if path.name.startswith("warehouse")) == ["warehouse"]
+
+
+def test_against_a_worktree_builds_with_its_own_package_first_on_the_path(tmp_path, monkeypatch):
+    runner, _, other = against_runner(tmp_path, monkeypatch)
+    built = bench_run.run_process
+    paths = []
+
+    def noted(command, env, log_path, prefix):
+        paths.append((log_path.name, env.get("PYTHONPATH", "").split(os.pathsep)[0]))
+        return built(command, env, log_path, prefix)
+
+    monkeypatch.setattr(bench_run, "run_process", noted)
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    runner.empty_builds(1)
+    # A folder with a dbt project alone runs this checkout's package, as before.
+    assert paths[0] == ("dbt-empty-against.log", "/elsewhere")
+    (other / "src" / "cdc_unify").mkdir(parents=True)
+    paths.clear()
+    runner.empty_builds(1)
+    assert paths == [
+        ("dbt-empty-against.log", str(other.resolve() / "src")),
+        ("dbt-empty.log", str(REPO_ROOT.resolve() / "src")),
+    ]
 
 
 def test_against_builds_the_full_build_of_each_project_from_the_landed_warehouse(tmp_path, monkeypatch):
