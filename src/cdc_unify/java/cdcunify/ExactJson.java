@@ -17,6 +17,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * A landed JSON value read in one pass as the JSON staging models read every value: valid UTF-8,
@@ -195,17 +196,13 @@ public final class ExactJson {
     /** Writes the value as `json` does (a number as a string of its text), or `embeddedJson`. */
     static void write(JsonGenerator generator, Object value, boolean embedded) throws IOException {
         if (value instanceof Map<?, ?> object) {
-            List<String> names = new ArrayList<>();
-            for (Object name : object.keySet()) {
-                names.add((String) name);
-            }
-            if (embedded) {
-                names.sort(null);
-            }
             generator.writeStartObject();
-            for (String name : names) {
-                generator.writeFieldName(name);
-                write(generator, object.get(name), embedded);
+            // `json` writes the natural ids of several dialects, a walk per message: only an
+            // embedded value pays for a sorted copy of an object's names.
+            Map<?, ?> ordered = embedded ? new TreeMap<>(object) : object;
+            for (Map.Entry<?, ?> field : ordered.entrySet()) {
+                generator.writeFieldName((String) field.getKey());
+                write(generator, field.getValue(), embedded);
             }
             generator.writeEndObject();
         } else if (value instanceof List<?> array) {
