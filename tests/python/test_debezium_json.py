@@ -436,8 +436,9 @@ def test_position_numbers_are_ascii_digits_of_at_most_38():
     assert twins.position_of_digits("0" * 38) == 0 and twins.position_of_digits("9" * 38) == 10**38 - 1
     for text in ("9" * 39, "9" * 5000, "\u00b2", "\u0663", "", "-1", "1.0", " 1"):
         assert twins.position_of_digits(text) is None, text
-    assert twins.sortable_position(10**38 - 1) == 10**38 - 1
-    assert twins.sortable_position(10**38) is None and twins.sortable_position(-1) is None
+    assert twins.binlog_position("3", "154") == 3 * 2**32 + 154
+    assert twins.binlog_position("1", "9" * 38) is None and twins.binlog_position("9" * 29, "0") is None
+    assert twins.binlog_position("9" * 28, "0") == int("9" * 28) * 2**32
     source = {"db": "d", "table": "t", "ts_ms": dbz.JsonNumber("1")}
     assert dbz.source_position({**source, "file": "mysql-bin.000003", "pos": dbz.JsonNumber("9" * 5000)})[1] is None
     assert dbz.source_position({**source, "lsn": dbz.JsonNumber("9" * 5000)})[1] is None

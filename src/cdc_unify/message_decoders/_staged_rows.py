@@ -68,9 +68,14 @@ def position_of_digits(text: str) -> int | None:
     return int(text) if POSITION_DIGITS.fullmatch(text) else None
 
 
-def sortable_position(number: int | None) -> int | None:
-    """`number` where cdc_sequence can sort it (0 to 38 digits); None otherwise."""
-    return number if number is not None and 0 <= number < 10**38 else None
+def binlog_position(file_index: str, offset: str) -> int | None:
+    """A binlog file index and offset, each as ASCII digits, as one number: index * 2^32 + offset,
+    where cdc_sequence can sort it (at most 38 digits); None otherwise."""
+    index, within = position_of_digits(file_index), position_of_digits(offset)
+    if index is None or within is None:
+        return None
+    number = index * 2**32 + within
+    return number if number < 10**38 else None
 
 
 def _position_text(position_number: int | None) -> str:

@@ -61,13 +61,13 @@ from cdc_unify.contract import NO_FEED, NO_FEED_DETAIL, STAGED_COLUMNS
 from cdc_unify.message_decoders._ddl import statement_op
 from cdc_unify.message_decoders._staged_rows import (
     STAGED_ARROW_SCHEMA,
+    binlog_position,
     cdc_event_id,
     cdc_primary_key,
     cdc_sequence,
     landing_natural_id,
     position_of_digits,
     sha256_hex,
-    sortable_position,
 )
 from cdc_unify.message_decoders._strict_json import loads_strict
 
@@ -517,9 +517,7 @@ def source_position(source: dict[str, Any]) -> tuple[str | None, int | None]:
     file_name, pos = source.get("file"), source.get("pos")
     if isinstance(file_name, str) and isinstance(pos, JsonNumber) and pos.isdigit():
         m = _BINLOG_INDEX_RE.search(file_name)
-        index, offset = position_of_digits(m.group(1)) if m else None, position_of_digits(pos)
-        number = index * (1 << 32) + offset if index is not None and offset is not None else None
-        return f"{file_name}:{pos}", sortable_position(number)
+        return f"{file_name}:{pos}", binlog_position(m.group(1), pos) if m else None
     for field in ("lsn", "scn", "commit_lsn"):
         raw = source.get(field)
         if raw is not None and not isinstance(raw, dict | list):

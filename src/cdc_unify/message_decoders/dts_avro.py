@@ -606,8 +606,7 @@ def position_number(source_position: str, record_id: int) -> int | None:
     """`<offset>@<binlog file index>` -> file_index * 2^32 + offset; else the record id."""
     m = _POSITION_RE.match(source_position)
     if m:
-        index, offset = twins.position_of_digits(m.group(2)), twins.position_of_digits(m.group(1))
-        return twins.sortable_position(index * 2**32 + offset if index is not None and offset is not None else None)
+        return twins.binlog_position(m.group(2), m.group(1))
     return record_id if record_id >= 0 else None
 
 
