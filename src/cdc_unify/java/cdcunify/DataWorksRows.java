@@ -97,7 +97,7 @@ public final class DataWorksRows implements UDF3<String, byte[], String, List<Ro
             return StagedRow.quarantined("invalid_json", "the value is not valid JSON", WIDTH);
         } else if (ExactJson.object(document) == null) {
             return StagedRow.quarantined("wrong_shape", "the value is not a JSON object", WIDTH);
-        } else if (SparkText.nestedKeysCollide(document)) {
+        } else if (SparkText.nestedKeysCollide(text, document)) {
             return StagedRow.quarantined("invalid_json",
                     "the value is not valid JSON: two keys of an object are the same once a lone surrogate is '?'", WIDTH);
         }

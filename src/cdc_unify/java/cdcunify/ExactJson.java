@@ -5,14 +5,11 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
-import com.fasterxml.jackson.core.StreamReadFeature;
 import java.io.IOException;
 import java.io.StringWriter;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,11 +36,16 @@ public final class ExactJson {
     public record Num(String text) {}
 
     /** Jackson's default limits, as Spark's parse_json has them, but for the number length: a
-     * number is kept as its text, never converted, so a 1,200-digit decimal is a value like any other. */
+     * number is kept as its text, never converted, so a 1,200-digit decimal is a value like any other.
+     * A key named twice is refused by the readers (`read` as it fills an object, the variant builder
+     * of ExactVariant), not by Jackson's duplicate detection: a second set of each object's keys. */
     private static final JsonFactory FACTORY = JsonFactory.builder()
-            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .streamReadConstraints(StreamReadConstraints.builder().maxNumberLength(Integer.MAX_VALUE).build())
             .build();
+
+    /** The writer of `json` and `embeddedJson`: a factory is thread-safe once built, and building one
+     * per value (its symbol tables, its buffer recycler) cost more than writing most values. */
+    private static final JsonFactory WRITER = new JsonFactory();
 
     /** UTF-8 byte order of Java strings: code point order (String.compareTo orders UTF-16 units). */
     public static final Comparator<String> UTF8_ORDER = (a, b) -> {
@@ -63,17 +65,13 @@ public final class ExactJson {
 
     private ExactJson() {}
 
-    /** The bytes as text, or null when they are not valid UTF-8. */
+    /** The bytes as text, or null when they are not valid UTF-8. The JDK's decoding constructor
+     * (vectorised, an ASCII text copied as is) replaces each malformed sequence with U+FFFD, so a
+     * text without one is valid; one with it is valid only when it encodes back to the same bytes
+     * (a U+FFFD sent as such). A strict CharsetDecoder per value cost as much as parsing the JSON. */
     public static String utf8(byte[] bytes) {
-        try {
-            return StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            return null;
-        }
+        String text = new String(bytes, StandardCharsets.UTF_8);
+        return text.indexOf('\uFFFD') < 0 || Arrays.equals(text.getBytes(StandardCharsets.UTF_8), bytes) ? text : null;
     }
 
     /** What a reader makes of one JSON value, given the parser at the value's first token. */
@@ -95,36 +93,41 @@ public final class ExactJson {
 
     /** The JSON value the text is, as a tree; null when it is not one. */
     public static Object parse(String text) {
-        return readOne(text, (parser, token) -> read(parser, token, true));
+        Comparator<String> order = SparkText.mayHoldSurrogate(text) ? UTF8_ORDER : Comparator.naturalOrder();
+        return readOne(text, (parser, token) -> read(parser, token, order));
     }
 
     /** As `parse`, but each object's keys in the order the text has them, as Spark's text JSON
      * reader (from_json) keeps a map's (FromJson). */
     static Object parseInTextOrder(String text) {
-        return readOne(text, (parser, token) -> read(parser, token, false));
+        return readOne(text, (parser, token) -> read(parser, token, null));
     }
 
-    private static Object read(JsonParser parser, JsonToken token, boolean sortKeys) throws IOException {
+    /** The value at the parser; each object's keys in `order` (UTF8_ORDER, or String order for a
+     * text that holds no surrogate, where the two agree), or as the text has them when null. */
+    private static Object read(JsonParser parser, JsonToken token, Comparator<String> order) throws IOException {
         switch (token) {
             case START_OBJECT: {
                 List<Map.Entry<String, Object>> fields = new ArrayList<>();
                 for (JsonToken t = parser.nextToken(); t != JsonToken.END_OBJECT; t = parser.nextToken()) {
                     String name = parser.currentName();
-                    fields.add(Map.entry(name, read(parser, parser.nextToken(), sortKeys)));
+                    fields.add(Map.entry(name, read(parser, parser.nextToken(), order)));
                 }
-                if (sortKeys) {
-                    fields.sort(Map.Entry.comparingByKey(UTF8_ORDER));
+                if (order != null) {
+                    fields.sort(Map.Entry.comparingByKey(order));
                 }
                 Map<String, Object> object = new LinkedHashMap<>();
                 for (Map.Entry<String, Object> field : fields) {
-                    object.put(field.getKey(), field.getValue());
+                    if (object.put(field.getKey(), field.getValue()) != null) {
+                        throw new IOException("duplicate key " + field.getKey());
+                    }
                 }
                 return object;
             }
             case START_ARRAY: {
                 List<Object> array = new ArrayList<>();
                 for (JsonToken t = parser.nextToken(); t != JsonToken.END_ARRAY; t = parser.nextToken()) {
-                    array.add(read(parser, t, sortKeys));
+                    array.add(read(parser, t, order));
                 }
                 return array;
             }
@@ -183,9 +186,26 @@ public final class ExactJson {
         return rendered(value, true);
     }
 
+    /** `{"name":"text",...}` in the order given, a null text as JSON null: what `json` writes for
+     * such an object, names repeated as given (two names Spark stores as one stay two). */
+    public static String textFields(List<String> names, List<String> texts) {
+        StringWriter out = new StringWriter();
+        try (JsonGenerator generator = WRITER.createGenerator(out)) {
+            generator.writeStartObject();
+            for (int i = 0; i < names.size(); i++) {
+                generator.writeFieldName(names.get(i));
+                generator.writeString(texts.get(i));
+            }
+            generator.writeEndObject();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return out.toString();
+    }
+
     private static String rendered(Object value, boolean embedded) {
         StringWriter out = new StringWriter();
-        try (JsonGenerator generator = new JsonFactory().createGenerator(out)) {
+        try (JsonGenerator generator = WRITER.createGenerator(out)) {
             write(generator, value, embedded);
         } catch (IOException e) {
             throw new IllegalStateException(e);

@@ -46,10 +46,10 @@ record JsonDocument(Map<String, Object> parsed, Map<String, Object> message, Lis
             return refused(StagedRow.quarantined("invalid_utf8", "the value is not valid UTF-8", width));
         }
         Object parsed = ExactJson.parse(text);
-        if (parsed == null || SparkText.nestedKeysCollide(parsed)) {
+        if (parsed == null || SparkText.nestedKeysCollide(text, parsed)) {
             return refused(StagedRow.quarantined("invalid_json", NOT_JSON, width));
         }
-        Map<String, Object> message = ExactJson.object(SparkText.tree(parsed));
+        Map<String, Object> message = ExactJson.object(SparkText.tree(text, parsed));
         if (message == null) {
             return refused(StagedRow.quarantined("wrong_shape", "the JSON value is not an object", width));
         }

@@ -237,15 +237,15 @@ public final class OggRows implements UDF2<byte[], String, List<Row>> {
     private static String naturalId(Map<String, Object> document) {
         List<String> keys = new ArrayList<>(document.keySet());
         keys.sort(String::compareTo);
-        List<String> fields = new ArrayList<>(keys.size());
+        List<String> names = new ArrayList<>(keys.size());
+        List<String> texts = new ArrayList<>(keys.size());
         for (String key : keys) {
             String stored = SparkText.asSpark(key);
             if (!stored.equals("current_ts")) {
-                String text = ExactJson.text(SparkText.tree(document.get(key)));
-                fields.add(ExactJson.json(stored) + ":" + (text == null ? "null" : ExactJson.json(text)));
+                names.add(stored);
+                texts.add(ExactJson.text(SparkText.tree(document.get(key))));
             }
         }
-        String hashed = "{" + String.join(",", fields) + "}";
-        return SparkText.sha2(hashed);
+        return SparkText.sha2(ExactJson.textFields(names, texts));
     }
 }

@@ -18,6 +18,15 @@ import java.util.regex.Pattern;
 /** What the message functions (the cdcunify.*Rows classes) need of Spark's own rules, so that a
  * row they build is the one the SQL they replace built. */
 final class SparkText {
+    /** A digest per thread (digest() resets it): looking one up per value cost a provider search. */
+    private static final ThreadLocal<MessageDigest> SHA_256 = ThreadLocal.withInitial(() -> {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    });
+
     private SparkText() {}
 
     /** The text as a Spark string holds it (a lone surrogate becomes '?'), which is what the
@@ -41,6 +50,19 @@ final class SparkText {
      * when no key or string holds a surrogate (code point order is then UTF-16 order). */
     static Object tree(Object value) {
         return holdsSurrogate(value) ? rebuilt(value) : value;
+    }
+
+    /** `tree` of a document parsed from the text: a surrogate comes from a `\\u` escape or a
+     * character past U+FFFF, so a text with neither needs no walk of the document. */
+    static Object tree(String text, Object document) {
+        return mayHoldSurrogate(text) ? tree(document) : document;
+    }
+
+    /** A JSON text decoded from UTF-8 whose parse may hold a surrogate: one written as a `\\u`
+     * escape, or a character past U+FFFF (a surrogate pair, so fewer code points than chars; a
+     * text of Latin-1 characters alone counts them without a walk). */
+    static boolean mayHoldSurrogate(String text) {
+        return text.contains("\\u") || text.codePointCount(0, text.length()) != text.length();
     }
 
     /** A key or string of the tree holds a surrogate: the one case where Spark's tree differs, so
@@ -99,10 +121,11 @@ final class SparkText {
 
     /** An object below the top of a JSON object with two keys Spark stores as one ('?' for a lone
      * surrogate): the cast of the message to map<string, variant> refuses to build it
-     * (VARIANT_DUPLICATE_KEY), so it is no JSON value a model can read. */
-    static boolean nestedKeysCollide(Object document) {
+     * (VARIANT_DUPLICATE_KEY), so it is no JSON value a model can read. Valid UTF-8 decodes to no
+     * lone surrogate, so only a text with a `\\u` escape can hold one: the others need no walk. */
+    static boolean nestedKeysCollide(String text, Object document) {
         Map<String, Object> object = ExactJson.object(document);
-        return object != null && collide(object.values());
+        return object != null && text.contains("\\u") && collide(object.values());
     }
 
     private static boolean collide(Iterable<?> values) {
@@ -170,11 +193,7 @@ final class SparkText {
 
     /** sha2(text, 256): the SHA-256 of the text's UTF-8 bytes, in lower-case hex. */
     static String sha2(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return HexFormat.of().formatHex(SHA_256.get().digest(text.getBytes(StandardCharsets.UTF_8)));
     }
 
     /** `text rlike pattern`: the pattern found in the text (no text: no match). */
