@@ -185,21 +185,46 @@ final class Py {
      * (Python's repr, David Gay's shortest mode); trailing zeros stripped. */
     private static BigDecimal shortestDigits(double value) {
         BigDecimal exact = new BigDecimal(value);
-        for (int precision = 1; precision <= 17; precision++) {
-            BigDecimal nearest = exact.round(new MathContext(precision, RoundingMode.HALF_EVEN));
-            if (nearest.doubleValue() == value) {
-                return nearest.stripTrailingZeros();
-            }
-            // At a power of two the gap below is half the gap above: a neighbour may read back
-            // when the nearest does not.
-            for (RoundingMode mode : new RoundingMode[] {RoundingMode.FLOOR, RoundingMode.CEILING}) {
-                BigDecimal neighbour = exact.round(new MathContext(precision, mode));
-                if (neighbour.doubleValue() == value) {
-                    return neighbour.stripTrailingZeros();
-                }
+        // The precisions with a candidate that reads back are every one from the shortest up (a
+        // candidate of p digits is one of p + 1 too, and the one of p + 1 on its side of the value
+        // is nearer), and Double.toString's digits read back: start at their count, go down while
+        // one digit fewer still reads back. Trying each precision from 1 cost up to 51 roundings.
+        int precision = Math.min(17, significantDigits(Double.toString(value)));
+        BigDecimal found = readBack(exact, value, precision);
+        for (BigDecimal shorter; precision > 1 && (shorter = readBack(exact, value, precision - 1)) != null; precision--) {
+            found = shorter;
+        }
+        return found;
+    }
+
+    /** The value's nearest number of `precision` digits if it reads back as the value; else the
+     * one below or, at a power of two (the gap below half the gap above), the one above; null if
+     * none does. */
+    private static BigDecimal readBack(BigDecimal exact, double value, int precision) {
+        for (RoundingMode mode : READ_BACK_ORDER) {
+            BigDecimal candidate = exact.round(new MathContext(precision, mode));
+            if (candidate.doubleValue() == value) {
+                return candidate.stripTrailingZeros();
             }
         }
-        return exact.round(new MathContext(17, RoundingMode.HALF_EVEN)).stripTrailingZeros();
+        return null;
+    }
+
+    private static final RoundingMode[] READ_BACK_ORDER = {RoundingMode.HALF_EVEN, RoundingMode.FLOOR, RoundingMode.CEILING};
+
+    /** The significant digits of Double.toString's text ("1.25E-7", "100.0"). */
+    private static int significantDigits(String text) {
+        int exponent = text.indexOf('E');
+        String digits = (exponent < 0 ? text : text.substring(0, exponent)).replace("-", "").replace(".", "");
+        int first = 0;
+        int last = digits.length();
+        while (first < last - 1 && digits.charAt(first) == '0') {
+            first++;
+        }
+        while (last > first + 1 && digits.charAt(last - 1) == '0') {
+            last--;
+        }
+        return last - first;
     }
 
     /**
