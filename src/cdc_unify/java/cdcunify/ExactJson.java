@@ -6,7 +6,6 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import java.io.IOException;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -42,10 +41,6 @@ public final class ExactJson {
     private static final JsonFactory FACTORY = JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder().maxNumberLength(Integer.MAX_VALUE).build())
             .build();
-
-    /** The writer of `json` and `embeddedJson`: a factory is thread-safe once built, and building one
-     * per value (its symbol tables, its buffer recycler) cost more than writing most values. */
-    private static final JsonFactory WRITER = new JsonFactory();
 
     /** UTF-8 byte order of Java strings: code point order (String.compareTo orders UTF-16 units). */
     public static final Comparator<String> UTF8_ORDER = (a, b) -> {
@@ -189,31 +184,91 @@ public final class ExactJson {
     /** `{"name":"text",...}` in the order given, a null text as JSON null: what `json` writes for
      * such an object, names repeated as given (two names Spark stores as one stay two). */
     public static String textFields(List<String> names, List<String> texts) {
-        StringWriter out = new StringWriter();
-        try (JsonGenerator generator = WRITER.createGenerator(out)) {
-            generator.writeStartObject();
-            for (int i = 0; i < names.size(); i++) {
-                generator.writeFieldName(names.get(i));
-                generator.writeString(texts.get(i));
+        StringBuilder out = new StringBuilder().append('{');
+        for (int i = 0; i < names.size(); i++) {
+            quoted(out.append(i == 0 ? "" : ","), names.get(i)).append(':');
+            String text = texts.get(i);
+            if (text == null) {
+                out.append("null");
+            } else {
+                quoted(out, text);
             }
-            generator.writeEndObject();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
         }
-        return out.toString();
+        return out.append('}').toString();
     }
 
     private static String rendered(Object value, boolean embedded) {
-        StringWriter out = new StringWriter();
-        try (JsonGenerator generator = WRITER.createGenerator(out)) {
-            write(generator, value, embedded);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+        StringBuilder out = new StringBuilder();
+        append(out, value, embedded);
         return out.toString();
     }
 
-    /** Writes the value as `json` does (a number as a string of its text), or `embeddedJson`. */
+    /** Appends the value as `write` has a Jackson generator write it (compact), without one: a
+     * generator per value (its buffers, a StringWriter's synchronized appends) cost as much as the
+     * writing. */
+    private static void append(StringBuilder out, Object value, boolean embedded) {
+        if (value instanceof Map<?, ?> object) {
+            out.append('{');
+            // `json` writes the natural ids of several dialects, a walk per message: only an
+            // embedded value pays for a sorted copy of an object's names.
+            Map<?, ?> ordered = embedded ? new TreeMap<>(object) : object;
+            boolean first = true;
+            for (Map.Entry<?, ?> field : ordered.entrySet()) {
+                quoted(out.append(first ? "" : ","), (String) field.getKey()).append(':');
+                append(out, field.getValue(), embedded);
+                first = false;
+            }
+            out.append('}');
+        } else if (value instanceof List<?> array) {
+            out.append('[');
+            for (int i = 0; i < array.size(); i++) {
+                append(out.append(i == 0 ? "" : ","), array.get(i), embedded);
+            }
+            out.append(']');
+        } else if (value instanceof Num n) {
+            if (embedded) {
+                out.append(n.text());
+            } else {
+                quoted(out, n.text());
+            }
+        } else if (value instanceof String text) {
+            quoted(out, text);
+        } else if (value instanceof Boolean b) {
+            out.append(b.booleanValue());
+        } else {
+            out.append("null");
+        }
+    }
+
+    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+
+    /** The text as a JSON string, escaped as Jackson's generator escapes by default: a quote, a
+     * backslash and the control characters (b, t, n, f and r short, the others as a six-character
+     * escape of four upper-case hex digits), nothing else. */
+    private static StringBuilder quoted(StringBuilder out, String text) {
+        out.append('"');
+        int start = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < 0x20 || c == '"' || c == '\\') {
+                out.append(text, start, i).append('\\');
+                switch (c) {
+                    case '"', '\\' -> out.append(c);
+                    case '\b' -> out.append('b');
+                    case '\t' -> out.append('t');
+                    case '\n' -> out.append('n');
+                    case '\f' -> out.append('f');
+                    case '\r' -> out.append('r');
+                    default -> out.append("u00").append(HEX[c >> 4]).append(HEX[c & 0xF]);
+                }
+                start = i + 1;
+            }
+        }
+        return out.append(text, start, text.length()).append('"');
+    }
+
+    /** Writes the value as `json` does (a number as a string of its text), or `embeddedJson`, to a
+     * generator (FromJson's, which writes UTF-8 as Spark's reader does). */
     static void write(JsonGenerator generator, Object value, boolean embedded) throws IOException {
         if (value instanceof Map<?, ?> object) {
             generator.writeStartObject();
