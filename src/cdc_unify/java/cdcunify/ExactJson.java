@@ -111,7 +111,8 @@ public final class ExactJson {
                 if (order != null) {
                     fields.sort(Map.Entry.comparingByKey(order));
                 }
-                Map<String, Object> object = new LinkedHashMap<>();
+                // Sized for its fields: most objects are a few fields, an image dozens (no rehash).
+                Map<String, Object> object = new LinkedHashMap<>(fields.size() * 4 / 3 + 1);
                 for (Map.Entry<String, Object> field : fields) {
                     if (object.put(field.getKey(), field.getValue()) != null) {
                         throw new IOException("duplicate key " + field.getKey());

@@ -30,9 +30,9 @@ final class SparkText {
     private SparkText() {}
 
     /** The text as a Spark string holds it (a lone surrogate becomes '?'), which is what the
-     * decoder's refusal texts quote. */
+     * decoder's refusal texts quote; the text itself when it has none (a pair stays as it is). */
     static String asSpark(String text) {
-        return hasSurrogate(text) ? new String(text.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8) : text;
+        return hasLoneSurrogate(text) ? new String(text.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8) : text;
     }
 
     /** The map's keys and values as Spark holds them; the map itself when nothing changes. */
@@ -47,9 +47,10 @@ final class SparkText {
 
     /** A parsed JSON value (ExactJson's tree) as Spark's variant functions give it back: every
      * string as Spark holds it, an object's keys in Java string (UTF-16) order. The value itself
-     * when no key or string holds a surrogate (code point order is then UTF-16 order). */
+     * when no key holds a surrogate (code point order is then UTF-16 order) and no string a lone
+     * one (an emoji in a value changes nothing). */
     static Object tree(Object value) {
-        return holdsSurrogate(value) ? rebuilt(value) : value;
+        return differsInSpark(value) ? rebuilt(value) : value;
     }
 
     /** `tree` of a document parsed from the text: a surrogate comes from a `\\u` escape or a
@@ -65,15 +66,15 @@ final class SparkText {
         return text.contains("\\u") || text.codePointCount(0, text.length()) != text.length();
     }
 
-    /** A key or string of the tree holds a surrogate: the one case where Spark's tree differs, so
-     * the common case allocates nothing. */
-    private static boolean holdsSurrogate(Object value) {
+    /** A key of the tree holds a surrogate or a string a lone one: the one case where Spark's tree
+     * differs, so the common case allocates nothing. */
+    private static boolean differsInSpark(Object value) {
         if (value instanceof String text) {
-            return hasSurrogate(text);
+            return hasLoneSurrogate(text);
         }
         if (value instanceof List<?> array) {
             for (Object element : array) {
-                if (holdsSurrogate(element)) {
+                if (differsInSpark(element)) {
                     return true;
                 }
             }
@@ -82,7 +83,7 @@ final class SparkText {
         Map<String, Object> object = ExactJson.object(value);
         if (object != null) {
             for (Map.Entry<String, Object> field : object.entrySet()) {
-                if (hasSurrogate(field.getKey()) || holdsSurrogate(field.getValue())) {
+                if (hasSurrogate(field.getKey()) || differsInSpark(field.getValue())) {
                     return true;
                 }
             }
@@ -159,6 +160,19 @@ final class SparkText {
     private static boolean anySurrogate(Iterable<String> texts) {
         for (String text : texts) {
             if (hasSurrogate(text)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A surrogate that is not half of a pair: UTF-8 has no bytes for it, so Spark stores '?'. */
+    private static boolean hasLoneSurrogate(String text) {
+        for (int i = 0; text != null && i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
                 return true;
             }
         }
