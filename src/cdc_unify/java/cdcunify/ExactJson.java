@@ -188,12 +188,7 @@ public final class ExactJson {
         StringBuilder out = new StringBuilder().append('{');
         for (int i = 0; i < names.size(); i++) {
             quoted(out.append(i == 0 ? "" : ","), names.get(i)).append(':');
-            String text = texts.get(i);
-            if (text == null) {
-                out.append("null");
-            } else {
-                quoted(out, text);
-            }
+            append(out, texts.get(i), false);
         }
         return out.append('}').toString();
     }
