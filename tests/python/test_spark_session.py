@@ -4,12 +4,13 @@ returns the session as it is; asked with other settings, it configures it again.
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
 from cdc_unify import jvm
 from cdc_unify.spark import collector_options, get_spark
-from harness import TEST_SPARK_CONF, harness_root, spark_session
+from harness import REPO_ROOT, TEST_SPARK_CONF, harness_root, spark_session
 
 pytestmark = pytest.mark.spark
 
@@ -42,3 +43,18 @@ def test_the_driver_jvm_collects_garbage_with_the_parallel_collector() -> None:
     collectors = {bean.getName() for bean in management.getGarbageCollectorMXBeans()}
 
     assert collectors == {"PS Scavenge", "PS MarkSweep"}
+
+
+def test_the_suites_session_has_the_heap_dbts_session_gets_from_the_profile() -> None:
+    """The shared session is built before any profile is read; with Spark's default heap (1g) it ran
+    out of memory planning the intermediate models' unit tests late in the suite."""
+    runtime = spark_session()._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+
+    profiles = (REPO_ROOT / "profiles" / "profiles.yml").read_text(encoding="utf-8")
+    # The first target's default (local), unless the environment sets it for both.
+    profile_default = re.search(r"spark\.driver\.memory: .*env_var\('CDC_UNIFY_DRIVER_MEMORY', '(\w+)'\)", profiles)
+    assert profile_default is not None
+    expected = os.environ.get("CDC_UNIFY_DRIVER_MEMORY", profile_default.group(1))
+
+    assert TEST_SPARK_CONF["spark.driver.memory"] == expected
+    assert f"-Xmx{expected}" in list(runtime.getInputArguments())
