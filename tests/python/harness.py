@@ -46,17 +46,16 @@ STAGING_SCHEMA = f"{MART_SCHEMA}_staging"
 
 # Test data is a few thousand rows at most: one shuffle partition (cdc_unify.spark's defaults already
 # interpret queries instead of generating Java for each: one full build of the shared workload took
-# 59.6 s with code generation, 36.5 s without). Settings for speed only; they change no result.
+# 59.6 s with code generation, 36.5 s without). Settings for speed and heap; they change no result.
 # Tried and not adopted (2026-11-27, test_summary_incremental + test_split_updates, 266 s with
 # these): the JVM's C1 compiler only (JAVA_TOOL_OPTIONS=-XX:TieredStopAtLevel=1) 344 s; adaptive
 # query execution off (spark.sql.adaptive.enabled=false) 286 s.
-# The heap is the one setting that is not for speed: the profile gives dbt's session 2g
-# (CDC_UNIFY_DRIVER_MEMORY), and the suite's session, built here before any profile is read, had
-# Spark's default 1g. Planning int_row_changes alone allocates about 1.4 GiB and holds up to ~600 MB
-# at once (dbt's unit tests plan two such models at a time): late in the suite the old generation
-# stayed 90-99% full after a full collection at those moments, one run ended in `OutOfMemoryError:
-# GC overhead limit exceeded`, and that unit-test node took 24 s, then 68, 90 and 129 s as the suite
-# grew (docs/test-suite.md, "The shared session's heap").
+# The heap: the profile gives dbt's session 2g (CDC_UNIFY_DRIVER_MEMORY), and the suite's session,
+# built here before any profile is read, had Spark's default 1g. Planning int_row_changes alone
+# allocates about 1.4 GiB and holds up to ~600 MB at once (dbt's unit tests plan two such models at
+# a time): late in the suite the old generation stayed 90-99% full after a full collection at those
+# moments, one run ended in `OutOfMemoryError: GC overhead limit exceeded`, and that unit-test node
+# took 24 s, then 68, 90 and 129 s as the suite grew (docs/test-suite.md, "The shared session's heap").
 TEST_SPARK_CONF = {
     "spark.sql.shuffle.partitions": "1",
     "spark.driver.memory": os.environ.get("CDC_UNIFY_DRIVER_MEMORY", "2g"),

@@ -55,7 +55,7 @@ SEED = 20
 SCHEMA = "cdc_unify"
 BUILT_SCHEMAS = (SCHEMA, f"{SCHEMA}_staging", f"{SCHEMA}_intermediate")
 DBT_VARS = {"cdc_row_buckets": WORKLOAD_ROW_BUCKETS}
-# The test sessions' settings (tests/python/harness.py): for speed only, they change no result.
+# The test sessions' settings (tests/python/harness.py): speed and heap, they change no result.
 BUILD_ENV = {
     "SCHEMA": SCHEMA,
     "SPARK_MASTER": "local[2]",
