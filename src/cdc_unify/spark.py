@@ -164,8 +164,8 @@ def session_conf(
         "spark.sql.parquet.pushdown.inFilterThreshold": "1024",
         # A broadcast join's hash table of string keys is built on the driver in pages of this size
         # and kept there, whole, while the query's plan lives: Spark's default here is 16 MiB (a
-        # share of the heap per core), so a broadcast of 11 keys held 16 MiB, and a query with ten
-        # broadcasts (an incremental int_row_changes) 160 MiB of a 2g driver, per dbt thread. Sorts
+        # share of the heap per core), so a broadcast of 11 keys held 16 MiB, and ten broadcasts in a
+        # query (an incremental int_row_changes plans 18) 160 MiB of a 2g driver, per dbt thread. Sorts
         # and aggregations take pages of this size too: 4 MiB leaves a task up to 32 GiB of them
         # (Spark's table holds 8,192 pages a task). docs/benchmarks.md, "Broadcast pages".
         "spark.buffer.pageSize": "4m",
