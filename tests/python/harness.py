@@ -28,6 +28,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from cdc_unify import landing
+from cdc_unify.commands.sql_server import DEFAULT_DRIVER_MEMORY, DRIVER_MEMORY_ENV
 from cdc_unify.spark import get_spark
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +59,7 @@ STAGING_SCHEMA = f"{MART_SCHEMA}_staging"
 # took 24 s, then 68, 90 and 129 s as the suite grew (docs/test-suite.md, "The shared session's heap").
 TEST_SPARK_CONF = {
     "spark.sql.shuffle.partitions": "1",
-    "spark.driver.memory": os.environ.get("CDC_UNIFY_DRIVER_MEMORY", "2g"),
+    "spark.driver.memory": os.environ.get(DRIVER_MEMORY_ENV, DEFAULT_DRIVER_MEMORY),
 }
 
 

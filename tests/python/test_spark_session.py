@@ -9,6 +9,7 @@ import re
 import pytest
 
 from cdc_unify import jvm
+from cdc_unify.commands.sql_server import DRIVER_MEMORY_ENV
 from cdc_unify.spark import collector_options, get_spark
 from harness import REPO_ROOT, TEST_SPARK_CONF, harness_root, spark_session
 
@@ -54,7 +55,7 @@ def test_the_suites_session_has_the_heap_dbts_session_gets_from_the_profile() ->
     # The first target's default (local), unless the environment sets it for both.
     profile_default = re.search(r"spark\.driver\.memory: .*env_var\('CDC_UNIFY_DRIVER_MEMORY', '(\w+)'\)", profiles)
     assert profile_default is not None
-    expected = os.environ.get("CDC_UNIFY_DRIVER_MEMORY", profile_default.group(1))
+    expected = os.environ.get(DRIVER_MEMORY_ENV, profile_default.group(1))
 
     assert TEST_SPARK_CONF["spark.driver.memory"] == expected
     assert f"-Xmx{expected}" in list(runtime.getInputArguments())
