@@ -3,7 +3,7 @@
 
 {% macro cdc_held_watermarks(
     held_feed_column='source_name', held_until='landed_at', new_rows_of=none, feed_column='source_name',
-    new_rows_where='true'
+    new_rows_where='true', union_of=none
 ) -%}
     {#- On an incremental run, the newest landing this model already holds per feed (`held_until` of
         `this`, per `held_feed_column`), read once when the run starts; none on a full build. Pass
@@ -28,6 +28,11 @@
         feeds' new loads. Where
         `new_rows_of` keeps no such value (a union of tables, a small table, one changed by another
         writer), the count admits every feed not held, and reads two narrow columns of every row.
+        The count comes from the footers of the tables' Parquet files where they tell it exactly
+        (adapter.rows_past_from_footers: each load is its own files, so a row group lies wholly
+        before or past a watermark; no Spark job), else from the query: with `new_rows_where`
+        'true' and `new_rows_of` a table, or a union of the tables `union_of` (each with the
+        columns `feed_column` and landed_at).
         With no new row, the filters of cdc_landed_after_held are `false`, so Spark plans an empty
         input and reads nothing, and the model writes nothing (cdc_skip_write_when_nothing_new). -#}
     {%- set reads_table = new_rows_of is not none and new_rows_of is not string -%}
@@ -74,16 +79,31 @@
     {%- endfor -%}
     {%- set held = {'feeds': feeds} -%}
     {%- if new_rows_of is not none -%}
-        {%- set maybe_new = cdc_feeds_newer_than_held(newest, rows) -%}
+        {%- set maybe_new_names = cdc_feeds_newer_than_held(newest, rows) -%}
         {#- Every table with kept values is one this project writes, whose rows all name a feed
             (cdc_no_feed() for a landing row without one: cdc_staged_select), so the count names
             only maybe_new. -#}
-        {%- set counted = held if maybe_new is none else {'feeds': feeds, 'new_feeds': maybe_new} -%}
-        {#- No feed may have new rows: nothing to count, no query. -#}
-        {%- set counts = [] if counted.get('new_feeds') == [] else run_query(
-            'select ' ~ feed_column ~ ', count(*) from ' ~ new_rows_of ~ ' where (' ~ new_rows_where ~ ') and '
-            ~ cdc_landed_after_held(counted, feed_column) ~ ' group by ' ~ feed_column
-        ).rows -%}
+        {%- set maybe_new = [] -%}
+        {%- for name in maybe_new_names or [] -%}
+            {%- do maybe_new.append(cdc_string_literal(name)) -%}
+        {%- endfor -%}
+        {%- set counted = held if maybe_new_names is none else {'feeds': feeds, 'new_feeds': maybe_new} -%}
+        {%- set tables = union_of if union_of is not none else ([new_rows_of] if reads_table else []) -%}
+        {%- set counts = none -%}
+        {%- if counted.get('new_feeds') == [] -%}
+            {#- No feed may have new rows: nothing to count, no query. -#}
+            {%- set counts = [] -%}
+        {%- elif tables and new_rows_where == 'true' -%}
+            {%- set counts = adapter.rows_past_from_footers(
+                tables, feed_column, 'landed_at', rows, maybe_new_names, cdc_no_feed()
+            ) -%}
+        {%- endif -%}
+        {%- if counts is none -%}
+            {%- set counts = run_query(
+                'select ' ~ feed_column ~ ', count(*) from ' ~ new_rows_of ~ ' where (' ~ new_rows_where ~ ') and '
+                ~ cdc_landed_after_held(counted, feed_column) ~ ' group by ' ~ feed_column
+            ).rows -%}
+        {%- endif -%}
         {%- set new_feeds = [] -%}
         {%- for row in counts -%}
             {#- A landing row without a feed belongs to the feed cdc_no_feed() (cdc_feed_is). -#}
@@ -108,7 +128,7 @@
 {%- endmacro %}
 
 {% macro cdc_feeds_newer_than_held(newest, held_rows) -%}
-    {#- The feeds (as literals) whose newest landing in the table a model reads new rows from
+    {#- The feeds (their names) whose newest landing in the table a model reads new rows from
         (`newest`: as kept with it, adapter.kept_newest_values) is past the watermark of `held_rows`
         ([feed, micros] pairs, as adapter.newest_values returns them) or that have none there;
         none when that table keeps no such value (`newest` none: a small table, a union of tables). -#}
@@ -122,7 +142,7 @@
     {%- set newer = [] -%}
     {%- for row in newest -%}
         {%- if row[0] not in held_until or (row[1] | int) > held_until[row[0]] -%}
-            {%- do newer.append(cdc_string_literal(row[0])) -%}
+            {%- do newer.append(row[0]) -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return(newer) }}

@@ -39,10 +39,10 @@
     {% do empty_columns.append('cast(null as ' ~ type ~ ') as ' ~ name) %}
 {% endfor %}
 {% set staged_unions = [] %}
+{% set staging_tables = [] %}
 {% for dialect in cdc_dialects() %}
-    {% do staged_unions.append(
-        'select ' ~ contract_columns | join(', ') ~ ' from ' ~ ref('stg_' ~ dialect ~ '__changes')
-    ) %}
+    {% do staging_tables.append(ref('stg_' ~ dialect ~ '__changes')) %}
+    {% do staged_unions.append('select ' ~ contract_columns | join(', ') ~ ' from ' ~ staging_tables[-1]) %}
 {% endfor %}
 {% if not staged_unions %}
     {#- No dialect configured: an empty relation of the contract's shape keeps every downstream model valid. -#}
@@ -50,7 +50,7 @@
 {% endif %}
 {% set every_staged_row = '(' ~ staged_unions | join(' union all ') ~ ') as staged' %}
 {#- The newest landing this model holds per feed (incremental runs); nothing new: no write. -#}
-{% set held = cdc_held_watermarks(new_rows_of=every_staged_row) %}
+{% set held = cdc_held_watermarks(new_rows_of=every_staged_row, union_of=staging_tables) %}
 {% set new_rows = held.new_rows if held is not none else none %}
 {% do cdc_skip_write_when_nothing_new(new_rows) %}
 {% set broadcast = cdc_may_broadcast(new_rows) %}

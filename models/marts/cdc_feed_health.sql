@@ -54,15 +54,17 @@
 {#- The newest landing and the newest staged landing this model holds per feed (incremental runs),
     with the feeds that landed or staged rows since. -#}
 {% set landings = [] %}
+{% set landing_tables = [] %}
 {% for dialect in cdc_dialects() %}
-    {% do landings.append(
-        "select feed, '" ~ dialect ~ "' as dialect, landed_at from " ~ source('landing', dialect)
-    ) %}
+    {% do landing_tables.append(source('landing', dialect)) %}
+    {% do landings.append("select feed, '" ~ dialect ~ "' as dialect, landed_at from " ~ landing_tables[-1]) %}
 {% endfor %}
 {% set every_landing = '(' ~ (landings | join(' union all ') if landings else
     'select cast(null as string) as feed, cast(null as string) as dialect, cast(null as timestamp) as landed_at '
     ~ 'where false') ~ ') as landings' %}
-{% set held_landings = cdc_held_watermarks('feed', 'last_landed_at', new_rows_of=every_landing, feed_column='feed') %}
+{% set held_landings = cdc_held_watermarks(
+    'feed', 'last_landed_at', new_rows_of=every_landing, feed_column='feed', union_of=landing_tables
+) %}
 {% set held_stagings = cdc_held_watermarks('feed', 'staged_until', new_rows_of=ref('int_staged_events')) %}
 {#- Nothing landed or staged since the last run: no query, no write. -#}
 {% do cdc_skip_write_when_nothing_new([

@@ -241,9 +241,23 @@ def test_a_run_with_nothing_new_counts_nothing_its_input_keeps_the_newest_of(bui
     for name in ("int_change_events", "int_quarantine", "int_schema_registry", "cdc_schema_changes"):
         assert "select 0 as rows_written" in "\n".join(quiet[name]), f"{name} wrote in a quiet run"
         assert [sql for sql in quiet[name] if ", count(*) from" in sql] == [], name
-    counts = [sql for sql in quiet["cdc_feed_health"] if ", count(*) from" in sql]
-    assert counts, "cdc_feed_health counted no new landing"
-    assert all("int_staged_events" not in sql for sql in counts), "cdc_feed_health counted staged rows"
+    # Its new landings are counted from the landing tables' footers (adapter.rows_past_from_footers).
+    assert "select 0 as rows_written" in "\n".join(quiet["cdc_feed_health"]), "cdc_feed_health wrote in a quiet run"
+    assert [sql for sql in quiet["cdc_feed_health"] if ", count(*) from" in sql] == []
+
+
+def test_new_landings_are_counted_from_footers(builds) -> None:
+    """Each load is files of its own, one feed and one landed_at, so the landing tables' footers
+    tell how many rows lie past a model's watermarks (adapter.rows_past_from_footers): the last run
+    sends no count of landing rows, neither for canal_json's staging model, which stages the held
+    feed past its watermark and the new feed whole, nor for cdc_feed_health; and it still stages
+    both feeds' new loads, and nothing of the dialect that landed nothing."""
+    last = builds["last_run"]
+    for name in ("stg_canal_json__changes", "cdc_feed_health"):
+        assert [sql for sql in last[name] if "count(*) from" in sql and "landing" in sql] == [], name
+    staged = next(sql for sql in last["stg_canal_json__changes"] if sql.startswith(PENDING_WRITE_COMMENT))
+    assert f"feed = '{NEW_FEED[1]}'" in staged and "feed = 'sum_canal_json' and landed_at > timestamp_micros(" in staged
+    assert "select 0 as rows_written" in "\n".join(last[f"stg_{UNTOUCHED_FEED[4:]}__changes"])
 
 
 def counts_of_rows_built_since(sent: list[str], parent: str) -> list[str]:
@@ -255,12 +269,13 @@ def test_a_run_with_nothing_new_counts_nothing_an_input_keeps_the_newest_of(buil
     that landed nothing, the newest built_at kept with cdc_dead_letters is not past its watermark:
     it writes nothing without counting (cdc_built_nothing_since), where the count opened every data
     file's footer of its input. cdc_dead_letters' input, int_quarantine, keeps no newest built_at
-    (its own watermarks are landing times): counted, as before."""
+    (its own watermarks are landing times): counted from its files' footers, no query."""
     quiet = builds["quiet_run"]
     for name in ("cdc_dead_letters", "cdc_dead_letter_counts"):
         assert "select 0 as rows_written" in "\n".join(quiet[name]), f"{name} wrote in a run with nothing new"
-    assert counts_of_rows_built_since(quiet["cdc_dead_letter_counts"], "cdc_dead_letters") == []
-    assert counts_of_rows_built_since(quiet["cdc_dead_letters"], "int_quarantine")
+        assert (
+            counts_of_rows_built_since(quiet[name], "cdc_dead_letters" if "counts" in name else "int_quarantine") == []
+        )
 
 
 # Models whose incremental writes only add files, and those that replace partitions (cdc_feed_health,

@@ -18,7 +18,7 @@ from dbt_common.utils import cast_to_str
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
-from dbt.adapters.sparksession import compaction, newest_values, pending_writes, row_checks
+from dbt.adapters.sparksession import compaction, new_rows, newest_values, pending_writes, row_checks
 from dbt.adapters.sparksession.connections import SparkSessionConnectionManager
 from dbt.adapters.sparksession.python_submissions import SessionPythonJobHelper
 from dbt.adapters.sparksession.run_state import RunState, relation_key
@@ -342,6 +342,38 @@ class SparkSessionAdapter(SparkAdapter):
         group None without `group`; none for a table without such rows): kept with the table and
         read without a scan while its files are those it was computed from (newest_values)."""
         return newest_pairs(pending_writes.newest_of(self._session(), relation, newest_values.Newest(group, value)))
+
+    @available
+    def rows_past_from_footers(
+        self,
+        relations: list[BaseRelation],
+        group: str | None,
+        value: str,
+        held: list[list[Any]],
+        only: list[str] | None = None,
+        no_feed: str | None = None,
+    ) -> list[list[Any]] | None:
+        """[group, rows] per group of the rows of tables `relations` past watermarks `held` ([group,
+        microseconds] pairs), as new_rows.Past counts them (`only`: of those groups alone; a group
+        without a name is `no_feed`), from their Parquet footers: no Spark job. None where one of
+        the tables' footers does not tell it (new_rows.count, pending_writes.rows_past): the caller
+        runs its query."""
+        session = self._session()
+        past = new_rows.Past(
+            group,
+            value,
+            {row[0]: int(row[1]) for row in held},
+            None if only is None else frozenset(only),
+            no_feed,
+        )
+        total: dict[str | None, int] = {}
+        for relation in relations:
+            found = pending_writes.rows_past(session, relation, past)
+            if found is None:
+                return None
+            for key, rows in found.items():
+                total[key] = total.get(key, 0) + rows
+        return [[key, rows] for key, rows in sorted(total.items(), key=lambda item: (item[0] is None, item[0] or ""))]
 
     @available
     def kept_newest_values(self, relation: BaseRelation, group: str | None, value: str) -> list[list[Any]] | None:

@@ -195,14 +195,20 @@ def newest_micros(statistics: Any, rows: int) -> Any:
         return None
     if statistics.null_count == rows:
         return NOTHING
+    scale = micros_scale(statistics)
+    return None if scale is None else int(statistics.max_raw) * scale
+
+
+def micros_scale(statistics: Any) -> int | None:
+    """Microseconds per unit of a timestamp column's recorded minimum and maximum; None unless they
+    are recorded, as INT64 timestamps adjusted to UTC in micro- or milliseconds."""
     logical = statistics.logical_type
     if not statistics.has_min_max or statistics.physical_type != "INT64" or logical.type != "TIMESTAMP":
         return None
     unit = json.loads(logical.to_json())
     if not unit.get("isAdjustedToUTC"):
         return None
-    scale = {"microseconds": 1, "milliseconds": 1000}.get(unit.get("timeUnit"))
-    return None if scale is None else int(statistics.max_raw) * scale
+    return {"microseconds": 1, "milliseconds": 1000}.get(unit.get("timeUnit"))
 
 
 def only_text(statistics: Any, rows: int) -> Any:

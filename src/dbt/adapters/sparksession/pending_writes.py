@@ -32,10 +32,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow.parquet
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from dbt.adapters.sparksession import newest_values
+from dbt.adapters.sparksession import new_rows, newest_values
 
 # Spark and Hadoop keep job and commit state in entries whose names start with these.
 HIDDEN_PREFIXES = ("_", ".")
@@ -399,6 +401,24 @@ def table_folder(spark: SparkSession, relation: Any) -> tuple[TableFiles, Any]:
     location = table_location(spark, relation)
     files = table_files(spark, location)
     return files, files.root(location)
+
+
+def rows_past(spark: SparkSession, relation: Any, past: new_rows.Past) -> dict[str | None, int] | None:
+    """`past`'s count of table `relation`'s rows from its files' footers (new_rows.count); None
+    where they do not tell it, for a view or a missing table, and for a partitioned table that is
+    not managed: Spark reads the partitions the metastore lists, which may lie outside its folder."""
+    try:
+        table = newest_values.catalog_table(spark, quoted(relation))
+    except (Py4JJavaError, AnalysisException):
+        return None
+    if table.tableType().name() == "VIEW":
+        return None
+    if not table.partitionColumnNames().isEmpty() and table.tableType().name() != "MANAGED":
+        return None
+    location = newest_values.described_location(spark, table.location())
+    files = table_files(spark, location)
+    root = files.root(location)
+    return new_rows.count(files, root, files.file_entries(root), past)
 
 
 def newest_of(spark: SparkSession, relation: Any, newest: newest_values.Newest) -> dict[str | None, int]:
