@@ -15,32 +15,14 @@ import pyarrow.parquet as pq
 import pytest
 from dbt.adapters.spark.relation import SparkRelation
 
+from cdc_unify.contract import NO_FEED
 from dbt.adapters.sparksession import new_rows, pending_writes
 from dbt.adapters.sparksession.new_rows import Past, file_count
 from dbt.adapters.sparksession.newest_values import partition_values
+from footer_files import UTC, micros, write
 from harness import spark_session
 
-UTC = dt.timezone.utc
-NO_FEED = "(no feed)"
 Row = tuple[str | None, int | None]  # feed, landed_at hour
-
-
-def micros(hour: int) -> int:
-    return int(dt.datetime(2024, 1, 1, hour, tzinfo=UTC).timestamp()) * 1_000_000
-
-
-def write(path: Path, groups: list[list[Row]], time_type: Any = None, **options: Any) -> Any:
-    """A file of one row group per entry of `groups`; its footer."""
-    time_type = time_type or pa.timestamp("us", tz="UTC")
-    schema = pa.schema([("feed", pa.string()), ("landed_at", time_type)])
-    with pq.ParquetWriter(path, schema, **options) as writer:
-        for rows in groups:
-            times = [None if hour is None else dt.datetime(2024, 1, 1, hour, tzinfo=UTC) for _, hour in rows]
-            if time_type.tz is None:
-                times = [None if t is None else t.replace(tzinfo=None) for t in times]
-            table = pa.table({"feed": [feed for feed, _ in rows], "landed_at": pa.array(times, type=time_type)})
-            writer.write_table(table.cast(schema))
-    return pq.read_metadata(path)
 
 
 def truth(rows: list[Row], past: Past) -> dict[str | None, int]:

@@ -14,28 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from dbt.adapters.sparksession.newest_values import Newest, footer_newest, partition_values
+from footer_files import UTC, micros, write
 
 BY_FEED = Newest("feed", "landed_at")
 OVERALL = Newest(None, "landed_at")
-UTC = dt.timezone.utc
-
-
-def micros(hour: int) -> int:
-    return int(dt.datetime(2024, 1, 1, hour, tzinfo=UTC).timestamp()) * 1_000_000
-
-
-def write(path: Path, groups: list[list[tuple[str | None, int | None]]], time_type: Any = None, **options: Any) -> Any:
-    """A file of one row group per entry of `groups` ((feed, hour) rows); its footer."""
-    time_type = time_type or pa.timestamp("us", tz="UTC")
-    schema = pa.schema([("feed", pa.string()), ("landed_at", time_type)])
-    with pq.ParquetWriter(path, schema, **options) as writer:
-        for rows in groups:
-            times = [None if hour is None else dt.datetime(2024, 1, 1, hour, tzinfo=UTC) for _, hour in rows]
-            if time_type.tz is None:
-                times = [None if t is None else t.replace(tzinfo=None) for t in times]
-            feeds = [feed for feed, _ in rows]
-            writer.write_table(pa.table({"feed": feeds, "landed_at": pa.array(times, type=time_type)}, schema=schema))
-    return pq.read_metadata(path)
 
 
 def test_row_groups_of_one_feed_each_give_each_feeds_newest(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.sparksession.newest_values import NOTHING, micros_scale, only_text, partition_values
+from dbt.adapters.sparksession.newest_values import NOTHING, footer_columns, micros_scale, only_text, partition_values
 
 
 @dataclass(frozen=True)
@@ -68,11 +68,10 @@ def file_count(metadata: Any, past: Past, partitions: dict[str, str | None]) -> 
     statistics; None where they do not tell it: a group column holding several texts (or a null
     beside other rows) in one row group, or a row group of a held group that straddles its
     watermark or whose value statistics are not a timestamp adjusted to UTC."""
-    columns = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
-    value = columns.get(past.value)
-    group = columns.get(past.group) if past.group is not None else None
-    if value is None or (past.group is not None and group is None and past.group not in partitions):
+    indexes = footer_columns(metadata, past.group, past.value, partitions)
+    if indexes is None:
         return None
+    value, group = indexes
     found: dict[str | None, int] = {}
     for index in range(metadata.num_row_groups):
         row_group = metadata.row_group(index)

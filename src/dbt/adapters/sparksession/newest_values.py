@@ -160,11 +160,10 @@ def footer_newest(metadata: Any, newest: Newest, partitions: dict[str, str | Non
     column holds several values or a null beside other rows (the query leaves a row without a group
     out, and the row group's maximum may be that row's). A group that is a partition column takes
     the file's folder value."""
-    columns = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
-    value = columns.get(newest.value)
-    group = columns.get(newest.group) if newest.group is not None else None
-    if value is None or (newest.group is not None and group is None and newest.group not in partitions):
+    indexes = footer_columns(metadata, newest.group, newest.value, partitions)
+    if indexes is None:
         return None
+    value, group = indexes
     found: dict[str | None, int] = {}
     for index in range(metadata.num_row_groups):
         row_group = metadata.row_group(index)
@@ -182,6 +181,20 @@ def footer_newest(metadata: Any, newest: Newest, partitions: dict[str, str | Non
             return None
         found[key] = max(found.get(key, micros), micros)
     return found
+
+
+def footer_columns(
+    metadata: Any, group: str | None, value: str, partitions: dict[str, str | None]
+) -> tuple[int, int | None] | None:
+    """The indexes of columns `value` and `group` in a Parquet file's schema (pyarrow FileMetaData),
+    the group's None where it is not asked for or a partition folder gives it; None where the file
+    lacks one of them."""
+    columns = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
+    value_index = columns.get(value)
+    group_index = columns.get(group) if group is not None else None
+    if value_index is None or (group is not None and group_index is None and group not in partitions):
+        return None
+    return value_index, group_index
 
 
 # A row group none of whose rows the query counts (every value, or every group, null).
