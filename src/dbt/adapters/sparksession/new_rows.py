@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.sparksession.newest_values import NOTHING, footer_columns, micros_scale, only_text, partition_values
+from dbt.adapters.sparksession.newest_values import NOTHING, footer_row_groups, micros_scale, partition_values
 
 
 @dataclass(frozen=True)
@@ -68,42 +68,21 @@ def file_count(metadata: Any, past: Past, partitions: dict[str, str | None]) -> 
     statistics; None where they do not tell it: a group column holding several texts (or a null
     beside other rows) in one row group, or a row group of a held group that straddles its
     watermark or whose value statistics are not a timestamp adjusted to UTC."""
-    indexes = footer_columns(metadata, past.group, past.value, partitions)
-    if indexes is None:
+    row_groups = footer_row_groups(metadata, past.group, past.value, partitions)
+    if row_groups is None:
         return None
-    value, group = indexes
     found: dict[str | None, int] = {}
-    for index in range(metadata.num_row_groups):
-        row_group = metadata.row_group(index)
-        rows = row_group.num_rows
-        if past.group is None:
-            text = None
-        elif group is None:
-            text = partitions[past.group]
-        else:
-            text = group_text(row_group.column(group).statistics, rows)
-            if text is UNKNOWN:
-                return None
-        key = past.key(text)
+    for rows, statistics, text in row_groups:
+        if past.group is not None and text is None:
+            return None
+        key = past.key(None if text is NOTHING else text)
         if past.only is not None and key not in past.only:
             continue
-        counted = rows if key not in past.held else rows_past(row_group.column(value).statistics, rows, past.held[key])
+        counted = rows if key not in past.held else rows_past(statistics, rows, past.held[key])
         if counted is None:
             return None
         found[key] = found.get(key, 0) + counted
     return found
-
-
-# A row group whose group column's statistics do not give it one text (or null).
-UNKNOWN: Any = object()
-
-
-def group_text(statistics: Any, rows: int) -> Any:
-    """The one text of a row group's group column (None if every value is null), else UNKNOWN."""
-    text = only_text(statistics, rows)
-    if text is NOTHING:
-        return None
-    return UNKNOWN if text is None else text
 
 
 def rows_past(statistics: Any, rows: int, watermark: int) -> int | None:

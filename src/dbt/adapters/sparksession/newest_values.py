@@ -160,21 +160,12 @@ def footer_newest(metadata: Any, newest: Newest, partitions: dict[str, str | Non
     column holds several values or a null beside other rows (the query leaves a row without a group
     out, and the row group's maximum may be that row's). A group that is a partition column takes
     the file's folder value."""
-    indexes = footer_columns(metadata, newest.group, newest.value, partitions)
-    if indexes is None:
+    row_groups = footer_row_groups(metadata, newest.group, newest.value, partitions)
+    if row_groups is None:
         return None
-    value, group = indexes
     found: dict[str | None, int] = {}
-    for index in range(metadata.num_row_groups):
-        row_group = metadata.row_group(index)
-        rows = row_group.num_rows
-        micros = newest_micros(row_group.column(value).statistics, rows)
-        key: Any = None
-        if newest.group is not None and group is None:
-            key = partitions[newest.group]
-            key = NOTHING if key is None else key
-        elif newest.group is not None:
-            key = only_text(row_group.column(group).statistics, rows)
+    for rows, statistics, key in row_groups:
+        micros = newest_micros(statistics, rows)
         if micros is NOTHING or key is NOTHING:
             continue
         if micros is None or (newest.group is not None and key is None):
@@ -183,18 +174,31 @@ def footer_newest(metadata: Any, newest: Newest, partitions: dict[str, str | Non
     return found
 
 
-def footer_columns(
+def footer_row_groups(
     metadata: Any, group: str | None, value: str, partitions: dict[str, str | None]
-) -> tuple[int, int | None] | None:
-    """The indexes of columns `value` and `group` in a Parquet file's schema (pyarrow FileMetaData),
-    the group's None where it is not asked for or a partition folder gives it; None where the file
-    lacks one of them."""
+) -> list[tuple[int, Any, Any]] | None:
+    """Each row group of a Parquet file (pyarrow FileMetaData) as its row count, the statistics of
+    column `value` and its one text of column `group` (only_text: NOTHING where every row's is null,
+    None where the statistics give no one text; the folder's value, or NOTHING for Hive's default
+    partition, where `group` partitions the table; None without `group`); None where the file lacks
+    `value`, or `group` and no folder gives it."""
     columns = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
     value_index = columns.get(value)
     group_index = columns.get(group) if group is not None else None
     if value_index is None or (group is not None and group_index is None and group not in partitions):
         return None
-    return value_index, group_index
+    found = []
+    for index in range(metadata.num_row_groups):
+        row_group = metadata.row_group(index)
+        rows = row_group.num_rows
+        if group is None:
+            text = None
+        elif group_index is None:
+            text = NOTHING if partitions[group] is None else partitions[group]
+        else:
+            text = only_text(row_group.column(group_index).statistics, rows)
+        found.append((rows, row_group.column(value_index).statistics, text))
+    return found
 
 
 # A row group none of whose rows the query counts (every value, or every group, null).
