@@ -641,7 +641,8 @@ def _parsed_or_error(parse: Any, text: str) -> Any:
 
 def test_envelope_parse_equals_plain_parse_and_reuses_the_schema() -> None:
     """parse_envelope_text gives parse_json_text's document or error for every text, the schema of a
-    compact envelope parsed once: a second message with the same schema text holds the same object."""
+    compact envelope parsed once: a second message with the same schema text holds the same object,
+    also where the schema text holds the text that starts the payload."""
     dbz._parsed_schemas.clear()
     schema = '{"type":"struct","fields":[{"type":"int64","field":"id","parameters":{"payload":"x","a":"1"}}]}'
     head = '{"schema":' + schema
@@ -667,6 +668,9 @@ def test_envelope_parse_equals_plain_parse_and_reuses_the_schema() -> None:
     first, second = dbz.parse_envelope_text(texts[0]), dbz.parse_envelope_text(texts[1])
     assert first["schema"] is second["schema"] and first["payload"] != second["payload"]
     assert list(dbz.parse_envelope_text(texts[1])) == ["schema", "payload", "extra"]
+    # A schema holding `,"payload":` itself (in a parameter) is parsed once too.
+    eleventh, twelfth = dbz.parse_envelope_text(texts[10]), dbz.parse_envelope_text(texts[11])
+    assert eleventh["schema"] is twelfth["schema"] and eleventh["payload"] != twelfth["payload"]
 
 
 def test_field_schema_name_or_type_not_a_string_is_quarantined() -> None:

@@ -134,10 +134,10 @@ def parse_envelope_text(text: str) -> Any:
     envelope (`{"schema":...,"payload":...}`) taken from the schema texts parsed before."""
     if not text.startswith(ENVELOPE_HEAD):
         return parse_json_text(text)
-    end = text.find(ENVELOPE_PAYLOAD, len(ENVELOPE_HEAD))
-    schema_text = text[len(ENVELOPE_HEAD) : end] if end > 0 else None
-    schema = _parsed_schemas.get(schema_text) if schema_text is not None else None
-    if schema is not None:
+    for end in _payload_ends(text):
+        schema = _parsed_schemas.get(text[len(ENVELOPE_HEAD) : end])
+        if schema is None:
+            continue
         # The text from ENVELOPE_HEAD to `end` is a whole JSON value (it parsed alone), so a parse of
         # the message reads exactly that value there and then the members after it.
         try:
@@ -146,13 +146,27 @@ def parse_envelope_text(text: str) -> Any:
             rest = None
         if isinstance(rest, dict) and "schema" not in rest:
             return {"schema": schema, **rest}
+        break
     doc = parse_json_text(text)
-    if schema_text is not None and isinstance(doc, dict) and isinstance(doc.get("schema"), dict):
-        if json_text(doc["schema"]) == schema_text:
+    if isinstance(doc, dict) and isinstance(doc.get("schema"), dict):
+        schema_text = json_text(doc["schema"])
+        end = len(ENVELOPE_HEAD) + len(schema_text)
+        if text.startswith(ENVELOPE_PAYLOAD, end) and text[len(ENVELOPE_HEAD) : end] == schema_text:
             if len(_parsed_schemas) >= SCHEMA_TEXTS_KEPT:
                 _parsed_schemas.clear()
             _parsed_schemas[schema_text] = doc["schema"]
     return doc
+
+
+def _payload_ends(text: str, most: int = 4) -> Iterator[int]:
+    """Where the schema of a compact envelope may end: the first `most` places ENVELOPE_PAYLOAD
+    stands in `text` (a schema may hold that text itself, in a parameter or a doc string)."""
+    end = text.find(ENVELOPE_PAYLOAD, len(ENVELOPE_HEAD))
+    for _ in range(most):
+        if end < 0:
+            return
+        yield end
+        end = text.find(ENVELOPE_PAYLOAD, end + 1)
 
 
 _JSON_LITERALS = {None: "null", True: "true", False: "false"}
