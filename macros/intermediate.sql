@@ -250,9 +250,11 @@
         {{ return({'predicate': 'false', 'rows': 0}) }}
     {%- endif -%}
     {#- Counted from the footers of its Parquet files where they tell it (each run's rows are files
-        of their own): no Spark job. -#}
-    {%- set counted = adapter.rows_past_from_footers([input], none, 'built_at', [[none, built_until[17:-1] | int]])
-        if built_until.startswith('timestamp_micros(') else none -%}
+        of their own): no Spark job. `input` is a model, whose partitions are the folders its writes
+        make under its table's folder. -#}
+    {%- set counted = adapter.rows_past_from_footers(
+        [input], none, 'built_at', [[none, built_until[17:-1] | int]], partitioned=true
+    ) if built_until.startswith('timestamp_micros(') else none -%}
     {%- if counted is not none -%}
         {%- set rows = counted | map(attribute=1) | sum -%}
         {{ log(this.identifier ~ ': ' ~ rows ~ ' new rows (' ~ input.identifier ~ ', from its footers)') }}

@@ -352,12 +352,14 @@ class SparkSessionAdapter(SparkAdapter):
         held: list[list[Any]],
         only: list[str] | None = None,
         no_feed: str | None = None,
+        partitioned: bool = False,
     ) -> list[list[Any]] | None:
         """[group, rows] per group of the rows of tables `relations` past watermarks `held` ([group,
         microseconds] pairs), as new_rows.Past counts them (`only`: of those groups alone; a group
         without a name is `no_feed`), from their Parquet footers: no Spark job. None where one of
-        the tables' footers does not tell it (new_rows.count, pending_writes.rows_past): the caller
-        runs its query."""
+        the tables' footers does not tell it (new_rows.count, pending_writes.rows_past; a
+        partitioned table unless `partitioned`: models of this project, whose partitions are the
+        folders their writes make): the caller runs its query."""
         session = self._session()
         past = new_rows.Past(
             group,
@@ -368,7 +370,7 @@ class SparkSessionAdapter(SparkAdapter):
         )
         total: dict[str | None, int] = {}
         for relation in relations:
-            found = pending_writes.rows_past(session, relation, past)
+            found = pending_writes.rows_past(session, relation, past, partitioned)
             if found is None:
                 return None
             for key, rows in found.items():

@@ -403,17 +403,20 @@ def table_folder(spark: SparkSession, relation: Any) -> tuple[TableFiles, Any]:
     return files, files.root(location)
 
 
-def rows_past(spark: SparkSession, relation: Any, past: new_rows.Past) -> dict[str | None, int] | None:
+def rows_past(
+    spark: SparkSession, relation: Any, past: new_rows.Past, partitioned: bool = False
+) -> dict[str | None, int] | None:
     """`past`'s count of table `relation`'s rows from its files' footers (new_rows.count); None
-    where they do not tell it, for a view or a missing table, and for a partitioned table that is
-    not managed: Spark reads the partitions the metastore lists, which may lie outside its folder."""
+    where they do not tell it, for a view or a missing table, and for a partitioned table unless
+    `partitioned` says it is one this project writes: Spark reads the partitions the metastore
+    lists, and another writer may have put one outside the table's folder (`alter table ... add
+    partition ... location`), whose rows the footers under the folder would miss; listing the
+    partitions' locations costs about what the query does (0.09-0.17 s for 18-32 partitions)."""
     try:
         table = newest_values.catalog_table(spark, quoted(relation))
     except (Py4JJavaError, AnalysisException):
         return None
-    if table.tableType().name() == "VIEW":
-        return None
-    if not table.partitionColumnNames().isEmpty() and table.tableType().name() != "MANAGED":
+    if table.tableType().name() == "VIEW" or (not partitioned and not table.partitionColumnNames().isEmpty()):
         return None
     location = newest_values.described_location(spark, table.location())
     files = table_files(spark, location)
