@@ -185,8 +185,8 @@ def killed_left_work(spark: SparkSession, target: Any, locations: dict[tuple[str
     location = pending_writes.located(locations, target)
     if location is None:
         return False
-    files = pending_writes.table_files(spark, location)
-    return files.exists(files.child(files.root(location), FOLDER))
+    files, folder = pending_writes.folder_at(spark, location)
+    return files.exists(files.child(folder, FOLDER))
 
 
 def finish_killed(spark: SparkSession, files: pending_writes.TableFiles, target: Any, root: Any, depth: int) -> bool:

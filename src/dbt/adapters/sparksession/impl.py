@@ -79,8 +79,8 @@ class SparkSessionAdapter(SparkAdapter):
             legacy = pending_writes.located(locations, pending_writes.legacy_pending(target))
             if legacy is not None:
                 pending_writes.adopt_legacy_pending(session, target, legacy)
-            files = pending_writes.table_files(session, location)
-            pending = files.exists(pending_writes.pending_folder(files, files.root(location)))
+            files, folder = pending_writes.folder_at(session, location)
+            pending = files.exists(pending_writes.pending_folder(files, folder))
             if (pending or compaction.killed_left_work(session, target, locations)) and self.apply_killed_write(
                 target, layout
             ):

@@ -24,7 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.sparksession.newest_values import NOTHING, footer_row_groups, micros_scale, partition_values
+from dbt.adapters.sparksession.newest_values import (
+    NOTHING,
+    each_footer,
+    footer_row_groups,
+    micros_scale,
+    partition_values,
+)
 
 
 @dataclass(frozen=True)
@@ -50,11 +56,7 @@ def count(files: Any, root: Any, entries: set[str], past: Past) -> dict[str | No
     """The rows of data files `entries` (TableFiles.file_entries) of table folder `root` that
     `past` counts, per group; None where a footer does not tell it exactly (file_count)."""
     found: dict[str | None, int] = {}
-    for entry in sorted(entries):
-        relative = entry.rsplit(":", 1)[0]
-        if not relative.endswith(".parquet"):
-            return None
-        metadata = files.parquet_metadata(files.child(root, relative))
+    for relative, metadata in each_footer(files, root, entries):
         counts = None if metadata is None else file_count(metadata, past, partition_values(relative))
         if counts is None:
             return None

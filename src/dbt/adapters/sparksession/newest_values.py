@@ -37,7 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,19 +124,27 @@ def from_footers(
     storage whose footers are not read here (TableFiles.parquet_metadata), or statistics that do
     not give it exactly (footer_newest). Each footer read is kept in `footers` when given."""
     found: dict[str | None, int] = {}
-    footers = {} if footers is None else footers
-    for entry in sorted(entries):
-        relative = entry.rsplit(":", 1)[0]
-        if not relative.endswith(".parquet"):
-            return None
-        if relative not in footers:
-            footers[relative] = files.parquet_metadata(files.child(root, relative))
-        metadata = footers[relative]
+    for relative, metadata in each_footer(files, root, entries, footers):
         values = None if metadata is None else footer_newest(metadata, newest, partition_values(relative))
         if values is None:
             return None
         found = merged(found, values)
     return found
+
+
+def each_footer(
+    files: Any, root: Any, entries: set[str], footers: dict[str, Any] | None = None
+) -> Iterator[tuple[str, Any]]:
+    """Each data file of `entries` (TableFiles.file_entries) of table folder `root`, in path order,
+    by its relative path with its Parquet footer (pyarrow FileMetaData); None for a file that is not
+    Parquet or storage whose footers are not read here (TableFiles.parquet_metadata). Each footer
+    read is kept in `footers` when given."""
+    footers = {} if footers is None else footers
+    for entry in sorted(entries):
+        relative = entry.rsplit(":", 1)[0]
+        if relative.endswith(".parquet") and relative not in footers:
+            footers[relative] = files.parquet_metadata(files.child(root, relative))
+        yield relative, footers.get(relative)
 
 
 def partition_values(relative: str) -> dict[str, str | None]:

@@ -398,7 +398,11 @@ def table_location(spark: SparkSession, relation: Any) -> str:
 
 def table_folder(spark: SparkSession, relation: Any) -> tuple[TableFiles, Any]:
     """The file operations for table `relation`'s storage and the handle of its folder."""
-    location = table_location(spark, relation)
+    return folder_at(spark, table_location(spark, relation))
+
+
+def folder_at(spark: SparkSession, location: str) -> tuple[TableFiles, Any]:
+    """The file operations for the storage of a table at `location` and the handle of its folder."""
     files = table_files(spark, location)
     return files, files.root(location)
 
@@ -418,9 +422,7 @@ def rows_past(
         return None
     if table.tableType().name() == "VIEW" or (not partitioned and not table.partitionColumnNames().isEmpty()):
         return None
-    location = newest_values.described_location(spark, table.location())
-    files = table_files(spark, location)
-    root = files.root(location)
+    files, root = folder_at(spark, newest_values.described_location(spark, table.location()))
     return new_rows.count(files, root, files.file_entries(root), past)
 
 
@@ -490,9 +492,7 @@ def clear_unregistered_location(spark: SparkSession, relation: Any) -> bool:
     not know (Spark refuses to create a managed table over a non-empty folder). True if removed."""
     if table_exists(spark, relation):
         return False
-    location = default_location(spark, relation)
-    files = table_files(spark, location)
-    folder = files.root(location)
+    files, folder = folder_at(spark, default_location(spark, relation))
     if not files.exists(folder):
         return False
     files.remove(folder)
