@@ -379,19 +379,31 @@ def carry(
     view of its rows, made when first asked for) move into `target` (pending_writes.move_pending):
     every newest value stored with `target` merged with the pending rows' and kept under the token of the
     files the target will have (its files under the `replaced` folders, relative paths, `.` for all,
-    gone; the pending ones added), or dropped when the stored token no longer matches its files."""
+    gone; the pending ones added), or dropped when the stored token no longer matches its files.
+    The pending rows' values come from their files' footers where those tell them (from_footers),
+    else from a query of `pending()`: a write of a few hundred rows into a table that keeps values
+    then sends no Spark job for them (docs/benchmarks.md, "Newest values of a pending write from its
+    footers")."""
     texts = stored(spark, target)
     if not texts:
         return
     target_entries = files.file_entries(target_root)
-    after = remaining(target_entries, replaced) | files.file_entries(pending_root)
+    pending_entries = files.file_entries(pending_root)
+    after = remaining(target_entries, replaced) | pending_entries
+    footers: dict[str, Any] = {}  # each pending file's footer read once for all the values
+
+    def pending_values(key: str) -> dict[str | None, int]:
+        newest = Newest.of_key(key)
+        found = from_footers(files, pending_root, pending_entries, newest, footers)
+        return found if found is not None else compute(spark, pending(), newest)
+
     restore(
         spark,
         target,
         texts,
         token(target_entries),
         token(after),
-        lambda key, values: merged(values, compute(spark, pending(), Newest.of_key(key))),
+        lambda key, values: merged(values, pending_values(key)),
     )
 
 
