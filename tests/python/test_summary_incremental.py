@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from cdc_unify import landing
-from dbt.adapters.sparksession import newest_values, pending_writes
+from dbt.adapters.sparksession import newest_values
 from dbt.adapters.sparksession.impl import PENDING_WRITE_COMMENT
 from harness import _land, comparable, harness_root, run_dbt_statements, spark_session, table_rows
 
@@ -134,13 +134,16 @@ def builds() -> dict[str, Any]:
 
     out_dir = harness_root() / "summary-workload"
     generate(events=200, seed=23, out_dir=out_dir, dialects=DIALECTS)
-    built_at, queried = [], []
+    built_at, queried, carried = [], [], []
     with pytest.MonkeyPatch.context() as patch:
         # These tables are tiny: they keep their watermarks as large ones do (newest_values), so that
         # the incremental runs below read them as stored and their output proves the values right.
         patch.setattr(newest_values, "KEEP_FROM_BYTES", 0)
         patch.setattr(newest_values, "compute", recording_queries(newest_values.compute, queried, 1))
         patch.setattr(newest_values, "from_data", recording_queries(newest_values.from_data, queried, 2))
+        # The tables whose kept values a write carried (newest_values.carry -> restore): from the
+        # pending files' footers or by a query of them.
+        patch.setattr(newest_values, "restore", recording_queries(newest_values.restore, carried, 1))
         for number, (batch, landed_at, dialects, messages) in enumerate(LOADS):
             for dialect in dialects:
                 records, _ = landing.parquet_records((out_dir / dialect / f"batch-{batch}.parquet").read_bytes())
@@ -149,6 +152,7 @@ def builds() -> dict[str, Any]:
             if number == len(LOADS) - 1:
                 land_new_feed(out_dir)
             queried.append([])
+            carried.append([])
             statements = build(full_refresh=number == 0)
             built_at.append(built_at_per_feed())
             if number == 1:
@@ -156,6 +160,7 @@ def builds() -> dict[str, Any]:
             if number == 2:
                 killed_before_storing_what_it_read(read_before)
         queried.append([])
+        carried.append([])
         quiet_run = build()
     read_until = {name: stored_read_until(name) for name in KEEPING_SOME}
     incremental = summaries()
@@ -167,6 +172,7 @@ def builds() -> dict[str, Any]:
         "last_run": statements,
         "quiet_run": quiet_run,
         "queried": queried,
+        "carried": carried,
         "read_until": read_until,
     }
 
@@ -298,17 +304,14 @@ REPLACING = [
 def test_a_full_build_keeps_the_watermarks_and_incremental_runs_carry_them(builds) -> None:
     """The full build stores every watermark its models will ask for with their tables, so no
     incremental run queries one of them: the appending and the replacing models' runs carry theirs
-    from the rows they write (their pending writes are queried, never the model's table); and the
-    runs' output equals a full refresh (test_incremental_equals_full_refresh), so the kept values
-    were right."""
+    from the rows they write (their pending files' footers, or a query of their pending rows, never
+    the model's table); and the runs' output equals a full refresh
+    (test_incremental_equals_full_refresh), so the kept values were right."""
     full_build, *incremental = builds["queried"]
     assert set(APPENDING + REPLACING) <= set(full_build), "the full build did not keep every model's watermark"
-    views = {
-        pending_writes.pending_view_name(pending_writes.Named(*name.split("."))): name for name in APPENDING + REPLACING
-    }
     for run in incremental:
         assert run == [table for table in run if table.startswith("cdc_pending__")], run
-    carried = {views.get(table) for run in incremental for table in run}
+    carried = {table for run in builds["carried"][1:] for table in run}
     assert set(APPENDING + REPLACING) <= carried, "a model's write did not carry its watermark"
 
 
