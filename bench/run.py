@@ -8,7 +8,9 @@ For each workload (bench/workloads.py; generated once, reused from --work-dir af
    whole process tree (+ PySpark's Python workers);
 3. the parse floor on the same landing tables (bench/spark_steps.py parse-floor) and, for the
    dialects staged by Python models, their decoder floor (spark_steps.py decoder-floor); each
-   staging model against its dialect's floor;
+   staging model against its dialect's floor; with --staging-steps, each SQL staging model of the
+   full build taken apart in one warm session (spark_steps.py staging-steps: its floor, its message
+   function, its select, the select written), three rounds;
 4. land batch 2 (~1%; with --delta N exactly N messages of the same mix, cut from a batch 2
    generated larger) and run `dbt build` again (incremental): wall and build time and their
    ratio to the full build and to the empty build;
@@ -419,6 +421,10 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
         if set(spec.dialects) & set(python_staged_dialects()):
             log(f"[bench] {spec.label}: decoder floor of the Python staging models")
             report["decoder_floor"] = runner.spark_step("decoder-floor")
+    if args.staging_steps:
+        log(f"[bench] {spec.label}: each SQL staging model taken apart, warm (staging steps)")
+        steps = runner.spark_step("staging-steps", "--target", str(runner.dir / "target-full"))
+        report["staging_steps"] = steps
     if not args.no_incremental and batch2 and args.runs > 1:
         successive_runs(
             runner, report, data_dir, delta_file(spec.delta) if spec.delta else "batch-2.parquet", args.runs
@@ -675,6 +681,25 @@ STAGING_COLUMNS = (
 )
 
 
+# What a SQL staging model pays beyond its floor, warm (spark_steps.py staging-steps).
+STAGING_STEP_COLUMNS = (
+    ("workload", "workload", "{}"),
+    ("staging model", "model", "{}"),
+    ("parse floor s", "parse_floor_seconds", "{:.2f}"),
+    ("function s", "function_seconds", "{:.2f}"),
+    ("select s", "select_seconds", "{:.2f}"),
+    ("written s", "written_seconds", "{:.2f}"),
+    ("written/floor", "written_over_parse_floor", "{:.1f}"),
+    ("rounds", "rounds", "{}"),
+)
+
+
+def staging_step_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each SQL staging model of --staging-steps: its warm medians and how many rounds ran."""
+    models = report.get("staging_steps", {}).get("dialects", {}).values()
+    return [{"workload": report["workload"], **steps, "rounds": len(steps["rounds"])} for steps in models]
+
+
 def staging_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     """Each staging model of the full build against its dialect's floors and target and, for a
     workload of several dialects, the staging layer (its first start to its last end) against
@@ -840,6 +865,10 @@ def table(reports: list[dict[str, Any]]) -> str:
     if staged:
         lines += ["", "Staging models of the full build against their dialect's floors:"]
         lines += render(STAGING_COLUMNS, staged)
+    steps = [row for report in reports for row in staging_step_rows(report)]
+    if steps:
+        lines += ["", "SQL staging models taken apart, warm (--staging-steps; medians after the first round):"]
+        lines += render(STAGING_STEP_COLUMNS, steps)
     ran = [row for report in reports if report.get("runs") for row in run_rows(report)]
     if ran:
         lines += ["", "Successive incremental runs (--runs), each landing its part of the new messages:"]
@@ -1067,6 +1096,11 @@ def main(argv: list[str] | None = None) -> int:
         "--write-floor",
         action="store_true",
         help="last, read and write again every table the build made (what writing its output costs)",
+    )
+    parser.add_argument(
+        "--staging-steps",
+        action="store_true",
+        help="after the full build, each SQL staging model's floor, message function, select and write, warm",
     )
     parser.add_argument("--no-floor", action="store_true", help="skip the parse floor")
     parser.add_argument(

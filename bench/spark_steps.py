@@ -10,6 +10,11 @@
                 for each dialect staged by a Python model (models/staging/<dialect>/*.py): its
                 message decoder, the function the model hands to mapInArrow, over every landing
                 row, the staged rows counted and not written: what the model pays at least
+    staging-steps
+                each SQL staging model of a dbt build's compiled SQL (--target), taken apart in one
+                session, round after round: its dialect's parse floor, its message function alone,
+                its whole select, and the select written as Parquet: where a model's time goes
+                beyond the floor, warm (the first round is the JVM's warm-up)
     write-floor read every table the dbt build materialized (views excepted) into Spark's
                 `noop` sink, then read it and write it as Parquet (same partition columns) to a
                 scratch folder: what writing the build's output costs, its results already known
@@ -29,7 +34,9 @@ import datetime as dt
 import importlib
 import json
 import os
+import re
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -54,6 +61,13 @@ FEED_PREFIX = "bench"
 BATCH_LANDED_AT = {1: dt.datetime(2024, 6, 1, 1, tzinfo=dt.UTC), 2: dt.datetime(2024, 6, 1, 2, tzinfo=dt.UTC)}
 SCHEMA_SAMPLE = 2000  # values per dialect the JSON structure is inferred from
 STAGING_MODELS = Path(__file__).resolve().parents[1] / "models" / "staging"
+# The optimizer would otherwise parse only the fields a query reads (the parse floor).
+JSON_OPTIMIZATION = "spark.sql.optimizer.enableJsonExpressionOptimization"
+# A SQL staging model's compiled select in a dbt target folder, and the explode of its message
+# function's rows (macro cdc_message_rows).
+STAGING_COMPILED = "compiled/*/models/staging/*/stg_*__changes.sql"
+EXPLODED_ROWS = re.compile(r"lateral view explode_outer\((\w+)\) exploded as staged_row")
+STAGING_STEPS = ("parse_floor_seconds", "function_seconds", "select_seconds", "written_seconds")
 
 
 def python_staged_dialects() -> list[str]:
@@ -126,10 +140,10 @@ def avro_counts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         yield pa.record_batch({"decoded": [decoded], "rejected": [rejected]})
 
 
-def floor_job(spark: SparkSession, dialect: str) -> dict[str, float | int | None]:
-    """Parse every value of one landing table; the timed part (wall and CPU of this process tree)
-    is the parse job alone."""
-    table = spark.table(landing.landing_table(dialect))
+def floor_job(spark: SparkSession, dialect: str, table_name: str | None = None) -> dict[str, float | int | None]:
+    """Parse every value of one landing table (or `table_name`); the timed part (wall and CPU of
+    this process tree) is the parse job alone."""
+    table = spark.table(table_name or landing.landing_table(dialect))
     rows = table.count()
     if dialect in AVRO_DIALECTS:
         parsed = table.select("value").mapInArrow(avro_counts, "decoded bigint, rejected bigint")
@@ -205,9 +219,86 @@ def process_cpu() -> dict[int, float]:
 
 def parse_floor(spark: SparkSession) -> dict[str, dict[str, float | int | None]]:
     # The optimizer would otherwise parse only the fields a query reads.
-    spark.conf.set("spark.sql.optimizer.enableJsonExpressionOptimization", "false")
+    spark.conf.set(JSON_OPTIMIZATION, "false")
     tables = landing_tables(spark)
     return {dialect: floor_job(spark, dialect) for dialect in DIALECTS if dialect in tables}
+
+
+def message_function(compiled: str) -> str | None:
+    """The message function call (`cdc_<dialect>_rows(...)`) of a SQL staging model's compiled select,
+    the one macro cdc_message_rows explodes; None for a select without one."""
+    exploded = EXPLODED_ROWS.search(compiled)
+    call = exploded and re.search(rf"(cdc_[a-z_]+_rows\([^()]*\))\s+as\s+{exploded.group(1)}\b", compiled)
+    return call.group(1) if call else None
+
+
+def noop(frame: DataFrame) -> None:
+    frame.write.format("noop").mode("overwrite").save()
+
+
+def staging_round(
+    spark: SparkSession, dialect: str, compiled: str, scratch: Path, table_name: str | None = None
+) -> dict[str, float | int]:
+    """One round of a SQL staging model's steps, each timed alone (wall s): the parse floor of its
+    landing table (`table_name`, default landing.<dialect>, which `compiled` reads), its message
+    function over every value (scan, function, explode), its compiled select into Spark's `noop`
+    sink, and the same select written as Parquet into `scratch` (the rows counted, then removed)."""
+    table = table_name or landing.landing_table(dialect)
+    spark.conf.set(JSON_OPTIMIZATION, "false")
+    try:
+        floor = floor_job(spark, dialect, table)["seconds"]
+    finally:
+        spark.conf.unset(JSON_OPTIMIZATION)
+    call = message_function(compiled)
+    function = spark.sql(f"select staged_row.* from {table} lateral view explode_outer({call}) exploded as staged_row")
+    _, function_seconds, _ = timed(lambda: noop(function))
+    _, select_seconds, _ = timed(lambda: noop(spark.sql(compiled)))
+    folder = scratch / dialect
+    _, written_seconds, _ = timed(lambda: spark.sql(compiled).write.mode("overwrite").parquet(str(folder)))
+    rows = spark.read.parquet(str(folder)).count()
+    shutil.rmtree(folder, ignore_errors=True)
+    print(
+        f"[staging-steps] {dialect}: floor {floor:.2f}s, function {function_seconds:.2f}s, select"
+        f" {select_seconds:.2f}s, written {written_seconds:.2f}s ({rows:,} rows)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return {
+        "parse_floor_seconds": floor,
+        "function_seconds": function_seconds,
+        "select_seconds": select_seconds,
+        "written_seconds": written_seconds,
+        "rows": rows,
+    }
+
+
+def warm_steps(rounds: list[dict[str, float | int]]) -> dict[str, float]:
+    """The median of each step over the rounds after the first (a new JVM's warm-up; all of them
+    when there is one), and the written select against the parse floor."""
+    warm = rounds[1:] or rounds
+    medians = {key: statistics.median(r[key] for r in warm) for key in STAGING_STEPS}
+    return {**medians, "written_over_parse_floor": medians["written_seconds"] / medians["parse_floor_seconds"]}
+
+
+def staging_steps(spark: SparkSession, target: Path, rounds: int) -> dict[str, dict[str, Any]]:
+    """Each SQL staging model compiled in dbt target folder `target` whose landing table is here,
+    taken apart by `rounds` rounds of staging_round, every model once per round (a machine that
+    drifts moves them alike): every round's figures and the warm medians (warm_steps)."""
+    tables = landing_tables(spark)
+    compiled = {path.parent.name: path.read_text() for path in sorted(target.glob(STAGING_COMPILED))}
+    models = {dialect: sql for dialect, sql in compiled.items() if dialect in tables and message_function(sql)}
+    done: dict[str, list[dict[str, float | int]]] = {dialect: [] for dialect in models}
+    scratch = Path(tempfile.mkdtemp(prefix="staging-steps-"))
+    try:
+        for _ in range(rounds):
+            for dialect, sql in models.items():
+                done[dialect].append(staging_round(spark, dialect, sql, scratch))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {
+        dialect: {"model": f"stg_{dialect}__changes", "rounds": runs, **warm_steps(runs)}
+        for dialect, runs in done.items()
+    }
 
 
 def timed(action: Callable[[], Any]) -> tuple[Any, float, float]:
@@ -333,7 +424,9 @@ def digest(spark: SparkSession) -> dict[str, dict[str, int | str]]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=("land", "parse-floor", "decoder-floor", "write-floor", "digest"))
+    parser.add_argument(
+        "step", choices=("land", "parse-floor", "decoder-floor", "staging-steps", "write-floor", "digest")
+    )
     parser.add_argument("--warehouse", required=True)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="2g")
@@ -343,6 +436,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--minutes-after", type=int, default=0, help="land that many minutes after the batch's time (land)"
     )
+    parser.add_argument("--target", type=Path, help="the dbt target folder of a build (staging-steps)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of every model's steps (staging-steps)")
     parser.add_argument("--result", type=Path, required=True, help="JSON file the figures are written to")
     args = parser.parse_args(argv)
 
@@ -359,6 +454,10 @@ def main(argv: list[str] | None = None) -> None:
         figures = {"dialects": parse_floor(spark)}
     elif args.step == "decoder-floor":
         figures = {"dialects": decoder_floor(spark)}
+    elif args.step == "staging-steps":
+        if args.target is None:
+            parser.error("staging-steps needs --target")
+        figures = {"dialects": staging_steps(spark, args.target, args.rounds)}
     elif args.step == "digest":
         figures = {"tables": digest(spark)}
     else:

@@ -245,28 +245,39 @@ def test_a_staging_model_without_its_floor_is_not_judged():
     assert (row["model"], row["over_parse_floor"], row["met"]) == ("stg_canal_json__changes", None, None)
 
 
-@pytest.mark.spark
-def test_the_decoder_floor_runs_a_python_models_decoder_over_every_landing_row(tmp_path):
-    """Against the decoder called in plain Python on the same landing rows: the floor stages the
-    same number of rows and quarantines the same ones (the generated feed has malformed values)."""
-    import spark_steps  # bench/spark_steps.py
+def landed_generated(dialect: str, schema: str, out_dir: Path) -> str:
+    """The landing table `<schema>.<dialect>` (its schema made anew) of a small generated workload's
+    batch 1 in `dialect`, with the bench's faults, as the bench lands it; its name."""
     from pyspark.sql import functions as F
 
     from cdc_unify import landing
     from cdc_unify.contract import LANDING_COLUMNS
     from cdc_unify.generator.run import generate
+    from harness import spark_session
+
+    spark = spark_session()
+    generate(60, 5, out_dir, (dialect,), workloads.BENCH_FAULTS)
+    records = spark.read.parquet(str(out_dir / dialect / "batch-1.parquet"))
+    rows = landing.kafka_to_landing(records, "bench_test", F.lit(dt.datetime(2024, 6, 1, tzinfo=dt.UTC)))
+    spark.sql(f"drop schema if exists {schema} cascade")
+    spark.sql(f"create schema {schema}")
+    rows.select(*[name for name, _ in LANDING_COLUMNS]).write.saveAsTable(f"{schema}.{dialect}")
+    return f"{schema}.{dialect}"
+
+
+@pytest.mark.spark
+def test_the_decoder_floor_runs_a_python_models_decoder_over_every_landing_row(tmp_path):
+    """Against the decoder called in plain Python on the same landing rows: the floor stages the
+    same number of rows and quarantines the same ones (the generated feed has malformed values)."""
+    import spark_steps  # bench/spark_steps.py
+
     from cdc_unify.message_decoders.debezium_json import decode_records
     from harness import spark_session
 
     assert spark_steps.python_staged_dialects() == ["debezium_json", "dts_avro"]
     spark = spark_session()
-    generate(60, 5, tmp_path, ("debezium_json",), workloads.BENCH_FAULTS)
-    records = spark.read.parquet(str(tmp_path / "debezium_json" / "batch-1.parquet"))
-    rows = landing.kafka_to_landing(records, "bench_test", F.lit(dt.datetime(2024, 6, 1, tzinfo=dt.UTC)))
     schema = "bench_decoder_floor_test"
-    spark.sql(f"drop schema if exists {schema} cascade")
-    spark.sql(f"create schema {schema}")
-    rows.select(*[name for name, _ in LANDING_COLUMNS]).write.saveAsTable(f"{schema}.debezium_json")
+    landed_generated("debezium_json", schema, tmp_path)
 
     floor = spark_steps.decoder_job(spark, "debezium_json", f"{schema}.debezium_json")
 
@@ -868,3 +879,72 @@ def test_against_a_folder_without_a_dbt_project_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         bench_run.main(["--against", str(tmp_path), "--workloads", "mixed:1k"])
     assert "no dbt_project.yml there" in capsys.readouterr().err
+
+
+def test_staging_steps_are_judged_by_their_medians_after_the_first_round():
+    """The first round is a new JVM's warm-up; the report's figures are the later rounds' medians,
+    and the table shows each model with how many rounds ran."""
+    import spark_steps  # bench/spark_steps.py
+
+    def steps(floor: float, function: float, select: float, written: float) -> dict[str, float]:
+        return dict(zip(spark_steps.STAGING_STEPS, (floor, function, select, written), strict=True))
+
+    rounds = [
+        steps(3.0, 9.0, 9.0, 9.0),
+        steps(1.0, 2.0, 3.0, 4.0),
+        steps(1.2, 2.4, 3.6, 4.8),
+        steps(1.1, 2.2, 3.3, 4.4),
+    ]
+    warm = spark_steps.warm_steps(rounds)
+    assert {key: round(value, 6) for key, value in warm.items()} == {
+        "parse_floor_seconds": 1.1,
+        "function_seconds": 2.2,
+        "select_seconds": 3.3,
+        "written_seconds": 4.4,
+        "written_over_parse_floor": 4.0,
+    }
+    assert spark_steps.warm_steps(rounds[:1])["written_over_parse_floor"] == 3.0
+    report = {
+        "workload": "mixed:1M",
+        "staging_steps": {"dialects": {"ogg_json": {"model": "stg_ogg_json__changes", "rounds": rounds, **warm}}},
+    }
+    header, row = bench_run.render(bench_run.STAGING_STEP_COLUMNS, bench_run.staging_step_rows(report))
+    assert header.split()[-4:] == ["written", "s", "written/floor", "rounds"]
+    assert row.split() == ["mixed:1M", "stg_ogg_json__changes", "1.10", "2.20", "3.30", "4.40", "4.0", "4"]
+
+
+@pytest.mark.spark
+def test_staging_steps_run_a_models_function_select_and_write_over_every_landing_row(tmp_path):
+    """A compiled select of the shape macro cdc_message_rows writes (the function's call, its rows
+    exploded) over a landing table of generated GoldenGate messages: the function is found in it, each
+    step runs, and the written select holds every staged row; a select without a message function is
+    not taken apart."""
+    import spark_steps  # bench/spark_steps.py
+
+    from harness import spark_session
+
+    spark = spark_session()
+    schema = "bench_staging_steps_test"
+    table = landed_generated("ogg_json", schema, tmp_path)
+    compiled = f"""with messages as (
+    select
+        *,
+        cdc_ogg_rows(value, 'UTC')
+            as ogg_rows
+    from {table}
+)
+
+select messages.feed, staged_row.*
+from messages
+    lateral view explode_outer(ogg_rows) exploded as staged_row"""
+
+    assert spark_steps.message_function(compiled) == "cdc_ogg_rows(value, 'UTC')"
+    assert spark_steps.message_function(f"select * from {table}") is None
+    scratch = tmp_path / "scratch"
+    figures = spark_steps.staging_round(spark, "ogg_json", compiled, scratch, table)
+
+    landed = spark.table(table).count()
+    assert figures["rows"] == spark.sql(compiled).count() >= landed > 0
+    assert all(figures[step] > 0 for step in spark_steps.STAGING_STEPS)
+    assert not (scratch / "ogg_json").exists()
+    spark.sql(f"drop schema {schema} cascade")
