@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -128,6 +129,29 @@ def recording_queries(read: Callable[..., Any], queried: list[list[str]], table_
     return recording
 
 
+def recording_carries(patch: pytest.MonkeyPatch, carried: list[list[str]]) -> None:
+    """newest_values.carry and restore patched so that each table whose kept values a write carries
+    (restore called from within carry, on the thread that runs it; not a compaction's refile, which
+    restores them too) is noted in the current run's list."""
+    carrying = threading.local()
+    carry, restore = newest_values.carry, newest_values.restore
+
+    def recording_carry(*args: Any) -> None:
+        carrying.now = True
+        try:
+            carry(*args)
+        finally:
+            carrying.now = False
+
+    def recording_restore(*args: Any) -> None:
+        if getattr(carrying, "now", False):
+            carried[-1].append(args[1].replace("`", ""))
+        restore(*args)
+
+    patch.setattr(newest_values, "carry", recording_carry)
+    patch.setattr(newest_values, "restore", recording_restore)
+
+
 @pytest.fixture(scope="module")
 def builds() -> dict[str, Any]:
     from cdc_unify.generator.run import generate
@@ -141,9 +165,9 @@ def builds() -> dict[str, Any]:
         patch.setattr(newest_values, "KEEP_FROM_BYTES", 0)
         patch.setattr(newest_values, "compute", recording_queries(newest_values.compute, queried, 1))
         patch.setattr(newest_values, "from_data", recording_queries(newest_values.from_data, queried, 2))
-        # The tables whose kept values a write carried (newest_values.carry -> restore): from the
-        # pending files' footers or by a query of them.
-        patch.setattr(newest_values, "restore", recording_queries(newest_values.restore, carried, 1))
+        # The tables whose kept values a write carried: from the pending files' footers or by a query
+        # of them.
+        recording_carries(patch, carried)
         for number, (batch, landed_at, dialects, messages) in enumerate(LOADS):
             for dialect in dialects:
                 records, _ = landing.parquet_records((out_dir / dialect / f"batch-{batch}.parquet").read_bytes())
