@@ -423,8 +423,7 @@ def bench_workload(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, An
             report["decoder_floor"] = runner.spark_step("decoder-floor")
     if args.staging_steps:
         log(f"[bench] {spec.label}: each SQL staging model taken apart, warm (staging steps)")
-        steps = runner.spark_step("staging-steps", "--target", str(runner.dir / "target-full"))
-        report["staging_steps"] = steps
+        report["staging_steps"] = runner.spark_step("staging-steps", "--target", str(runner.dir / "target-full"))
     if not args.no_incremental and batch2 and args.runs > 1:
         successive_runs(
             runner, report, data_dir, delta_file(spec.delta) if spec.delta else "batch-2.parquet", args.runs
