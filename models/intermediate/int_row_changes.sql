@@ -50,8 +50,10 @@
     Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
     that are read several times, and a plan that repeats its inputs grows with every reuse. The one
     exception is segment_columns, read by the segments of one change and by those of several: the
-    plan reads its shuffled rows twice (the shuffle itself is reused) and repeats the windows above
-    it, which costs less than sorting every change through the fold's regroup.
+    plan reads the shuffled rows beneath it twice (the shuffle itself is reused) and repeats its
+    window, which costs less than sorting every change through the fold's regroup. The windows share
+    one partitioning (row_partition below): two shuffles of the wide rows where there were three
+    (docs/benchmarks.md, "One shuffle fewer in the fold").
 -#}
 {{ config(**cdc_appended_builds_config(cdc_row_change_builds())) }}
 {%- do cdc_check_row_buckets() %}
@@ -79,6 +81,12 @@
     'sub_order', 'segment', 'event_ts', 'emitted_ts', 'landing_timestamp', 'row_values', 'row_values_json',
     'is_deleted', 'unit_identity', 'key_bucket',
 ] %}
+{#- The columns every window below partitions by, first: one shuffle, by (table_key, identity) before
+    the copies are counted, places every row of an identity in one task, and a partitioning by these
+    columns (a row_key names its identity: the key itself, or the image hash with its occurrence)
+    needs no other. They stay columns of their own where the truncates' deletes are spawned, so that
+    Spark still knows the rows' partitioning after it. -#}
+{%- set row_partition = ['table_key', 'unit_identity', 'row_key'] %}
 {#- What a truncate's spawned delete takes from the truncate event itself. -#}
 {%- set truncate_attributes = [
     'event_id', 'op', 'sequence', 'event_ts', 'emitted_ts', 'landing_timestamp',
@@ -230,7 +238,8 @@ counted_units as (
         identity as unit_identity,
         count_if(unit_sign = 1) over copy_order as copies_added,
         count_if(unit_sign = -1) over copy_order as copies_removed
-    from epoch_units
+    -- The shuffle every window below partitions by (row_partition above).
+    from (select * from epoch_units distribute by table_key, identity) as units_of_identities
     window copy_order as (
         partition by table_key, identity, epoch
         order by sequence, sub_order, event_id
@@ -279,7 +288,7 @@ row_actions as (
         starts_row
         or after_is_full
         or (not after_is_full and before is not null and not coalesce(before_is_partial, false)) as resets_fold,
-        lead(epoch) over (partition by table_key, row_key order by {{ change_order }}) as next_epoch
+        lead(epoch) over (partition by {{ row_partition | join(', ') }} order by {{ change_order }}) as next_epoch
     from classified_units
 ),
 
@@ -287,9 +296,10 @@ row_actions as (
 -- last change of each (row, epoch) that is an upsert spawns that delete.
 action_candidates as (
     select
+        {{ row_partition | join(', ') }},
         array(
             named_struct(
-                {%- for column in action_attributes %}
+                {%- for column in action_attributes if column not in row_partition %}
                     '{{ column }}', {{ column }},
                 {%- endfor %}
                 'applied_before', applied_before,
@@ -302,7 +312,7 @@ action_candidates as (
                     and (next_epoch is null or next_epoch > epoch)
                     and size(truncates) > epoch
                     then named_struct(
-                            {%- for column in action_attributes %}
+                            {%- for column in action_attributes if column not in row_partition %}
                                 {%- if column in truncate_attributes %}
                                     '{{ column }}', truncates[epoch].{{ column }},
                                 {%- elif column == 'sub_order' %}
@@ -325,7 +335,7 @@ action_candidates as (
 ),
 
 all_actions as (
-    select action.*
+    select {{ row_partition | join(', ') }}, action.*
     from action_candidates
         lateral view inline(filter(candidates, candidate -> candidate is not null)) action
 ),
@@ -333,7 +343,9 @@ all_actions as (
 action_kinds as (
     select
         *,
-        lag(change_kind) over (partition by table_key, row_key order by {{ change_order }}) as previous_kind
+        lag(change_kind) over (
+            partition by {{ row_partition | join(', ') }} order by {{ change_order }}
+        ) as previous_kind
     from all_actions
 ),
 
@@ -343,7 +355,7 @@ segmented as (
     select
         *,
         sum(case when resets_fold or previous_kind = 'delete' then 1 else 0 end) over (
-            partition by table_key, row_key
+            partition by {{ row_partition | join(', ') }}
             order by {{ change_order }}
             rows between unbounded preceding and current row
         ) as segment
@@ -358,8 +370,11 @@ segment_columns as (
             map_keys(coalesce(applied_after, map()))
         )) over segment_changes)) as column_names,
         count(*) over segment_changes as changes_in_segment
-    from segmented
-    window segment_changes as (partition by table_key, row_key, segment)
+    -- A shuffle Spark would not need: the rows of one change and those of several read the windows'
+    -- result from it, where without it each would run every window above again (a shuffle of the
+    -- wide rows costs less than those four sorts again: 41-42 s against 37 s warm on mixed:1M).
+    from (select * from segmented distribute by {{ row_partition | join(', ') }}) as segments_of_rows
+    window segment_changes as (partition by {{ row_partition | join(', ') }}, segment)
 ),
 
 -- A segment of one change, which is what a change with a full image makes (most of them), folds
@@ -397,7 +412,7 @@ folded_cells as (
         segment,
         column_name,
         last(carried_value, true) over (
-            partition by table_key, row_key, segment, column_name
+            partition by {{ row_partition | join(', ') }}, segment, column_name
             order by {{ change_order }}
             rows between unbounded preceding and current row
         ) as folded_value
