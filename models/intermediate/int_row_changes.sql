@@ -371,8 +371,8 @@ segment_columns as (
         )) over segment_changes)) as column_names,
         count(*) over segment_changes as changes_in_segment
     -- A shuffle Spark would not need: the rows of one change and those of several read the windows'
-    -- result from it, where without it each would run every window above again (a shuffle of the
-    -- wide rows costs less than those four sorts again: 41-42 s against 37 s warm on mixed:1M).
+    -- result from it, where without it each would run every window above again (mixed:1M, warm: 35 s
+    -- with it, 41-42 s without it, 37 s with the three shuffles before).
     from (select * from segmented distribute by {{ row_partition | join(', ') }}) as segments_of_rows
     window segment_changes as (partition by {{ row_partition | join(', ') }}, segment)
 ),
