@@ -456,7 +456,9 @@ built_rows as (
         emitted_ts,
         landing_timestamp,
         row_values,
-        {{ cdc_map_json('row_values') }} as row_values_json,
+        -- row_values is built with its keys sorted (both branches of folded_rows), so its JSON is
+        -- cdc_map_json's without sorting it again (about 1 s of a full build at mixed:1M).
+        to_json(row_values) as row_values_json,
         change_kind = 'delete' as is_deleted,
         unit_identity,
         key_bucket

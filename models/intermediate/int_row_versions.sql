@@ -120,7 +120,7 @@ instant_states as (
         *,
         case
             when is_deleted then 'deleted'
-            -- row_values_json is cdc_map_json(row_values): where no value is null it is the signature
+            -- row_values_json is row_values as JSON, keys sorted: where no value is null it is the signature
             when not exists(map_values(row_values), v -> v is null) then row_values_json
             else {{ cdc_map_json('map_filter(row_values, (k, v) -> v is not null)') }}
         end as state_signature
