@@ -20,9 +20,10 @@ string)))), each null (absent or JSON null) as ''.
 The JSON is read as cdc_exact_variant and the SQL read it (oms_default_rows_oracle.spark_document:
 numbers as strings of their exact digits, keys and strings as Spark stores them, a lone surrogate as
 '?', every object below the top level sorted by UTF-16 code units of those keys). Every meta field
-is read as text (cdc_json_text): a number as its digits, true / false, an object or array as its
-JSON; the model has no check for nested names, so `"table": {"a": 1}` is the table `{"a":"1"}`, and
-meta.rowid must then start with that text and '-'. `qualified_table like '%.%'` is any '.' (LIKE's
+is read as text (cdc_json_text): a number as its digits, true / false. Since stop 103 (not in the
+SQL of 823a733, which read an object or array as its JSON, so that `"table": {"a": 1}` was the table
+`{"a":"1"}`) an object or array in a field the row is built from (READ_META) is `wrong_shape`, checked
+right after meta is found an object. `qualified_table like '%.%'` is any '.' (LIKE's
 % spans line breaks): database_name the part before the first '.', table_name the rest (either may
 be ''); without a '.', database_name is null and table_name the whole text. Only an upd's `key` is
 checked (present, an object, no nested values); an ins's or del's `key` is anything, and only in
@@ -95,6 +96,10 @@ def _types(values: dict | None) -> dict | None:
     return None if values is None else dict.fromkeys(values, "string")
 
 
+# The meta fields the row is built from, in the order the nested-field check names them.
+READ_META = ("op", "table", "rowid", "time", "posttime", "trans", "scn")
+
+
 # ---------------------------------------------------------------- records .. checked
 def read_record(message: dict[str, Any], tz: str) -> dict[str, Any]:
     """The `records`, `metadata`, `images` and `image_values` CTEs."""
@@ -109,6 +114,7 @@ def read_record(message: dict[str, Any], tz: str) -> dict[str, Any]:
         "key_json": key_json,
         "key_struct": key_struct,
         "op_json": field("op", ABSENT),
+        "meta_nested": ", ".join(name for name in READ_META if nested(field(name, ABSENT))),
         **{name: text(field(key, ABSENT)) for name, key in (
             ("op_code", "op"), ("qualified_table", "table"), ("row_id", "rowid"), ("time_text", "time"),
             ("posttime_text", "posttime"), ("trans", "trans"), ("scn", "scn"))},
@@ -133,6 +139,8 @@ def record_error(m: dict[str, Any]) -> tuple[str, str] | None:
     checks = (
         (lambda: not present(m["meta_json"]), "missing_field", lambda: "meta is missing"),
         (lambda: m["meta"] is None, "wrong_shape", lambda: "meta is not an object"),
+        (lambda: m["meta_nested"], "wrong_shape",
+         lambda: f"meta fields are JSON objects/arrays, not text: {m['meta_nested']}"),
         (lambda: not present(m["op_json"]), "missing_field", lambda: "meta.op is missing"),
         (lambda: m["row_op"] is None, "unknown_op", lambda: f"meta.op {op} is not ins, upd or del"),
         (lambda: not table, "missing_field", lambda: "meta.table is missing"),

@@ -33,6 +33,9 @@ public final class SharePlexRows implements UDF2<byte[], String, List<Row>> {
     private static final String SEPARATOR = "\u0001";
     private static final Pattern WALL_CLOCK = Pattern.compile("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$");
     private static final Pattern SCN = Pattern.compile("^[0-9]{1,30}$");
+    /** The meta fields the row is built from: each is text in the spec (a number or true/false is
+     * read as its text), so an object or array there is a message of the wrong shape. */
+    private static final List<String> READ_META = List.of("op", "table", "rowid", "time", "posttime", "trans", "scn");
     /** Spark's try_to_timestamp(text, 'yyyy-MM-dd HH:mm:ss'). */
     private static final DateTimeFormatter WALL =
             DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss").withResolverStyle(ResolverStyle.STRICT);
@@ -51,6 +54,7 @@ public final class SharePlexRows implements UDF2<byte[], String, List<Row>> {
         final Map<String, Object> data;
         final Object keyJson;
         final Map<String, Object> key;
+        final String metaNested;
         final String opCode;
         final String rowOp;
         final String qualifiedTable;
@@ -69,6 +73,8 @@ public final class SharePlexRows implements UDF2<byte[], String, List<Row>> {
             data = ExactJson.object(dataJson);
             keyJson = message.get("key");
             key = ExactJson.object(keyJson);
+            metaNested = meta == null ? ""
+                    : String.join(", ", READ_META.stream().filter(f -> ExactJson.nested(meta.get(f))).toList());
             opCode = metaText("op");
             rowOp = opCode == null ? null : OPS.get(opCode);
             qualifiedTable = metaText("table");
@@ -92,6 +98,8 @@ public final class SharePlexRows implements UDF2<byte[], String, List<Row>> {
                 return reason("missing_field", "meta is missing");
             } else if (meta == null) {
                 return reason("wrong_shape", "meta is not an object");
+            } else if (!metaNested.isEmpty()) {
+                return reason("wrong_shape", "meta fields are JSON objects/arrays, not text: " + metaNested);
             } else if (!ExactJson.present(meta.get("op"))) {
                 return reason("missing_field", "meta.op is missing");
             } else if (rowOp == null) {
