@@ -122,7 +122,7 @@ def check_cases() -> list[dict[str, Any]]:
         *(update(key=v) for v in junk), *(message(o, key=v) for o in ("ins", "del") for v in junk),
         message(data={}), delete(data={}), update(key={}, data={}), update(key={}, data=ROW), update(key=ROW, data={}),
         update(key=DROP, data="x"), update(key="x", data=DROP), message("upd", data=ROW), message("upd", key=None),
-        # a meta field the row is built from holding an object or array (each named, in READ_META's order)
+        # a meta field the row is built from holding an object or array (the first in READ_META named)
         message(meta={"trans": {"id": 1}}), message(meta={"posttime": [], "time": {"a": "x"}}),
         message(meta={"scn": ["1"], "seq": {}}), message(DROP, meta={"table": {}, "rowid": [], "size": {}}),
         message(meta={"idx": {"a": 1}, "size": [1]}),

@@ -35,7 +35,7 @@ public final class SharePlexRows implements UDF2<byte[], String, List<Row>> {
     private static final Pattern SCN = Pattern.compile("^[0-9]{1,30}$");
     /** The meta fields the row is built from: each is text in the spec (a number or true/false is
      * read as its text), so an object or array there is a message of the wrong shape. */
-    private static final List<String> READ_META = List.of("op", "table", "rowid", "time", "posttime", "trans", "scn");
+    private static final String[] READ_META = {"op", "table", "rowid", "time", "posttime", "trans", "scn"};
     /** Spark's try_to_timestamp(text, 'yyyy-MM-dd HH:mm:ss'). */
     private static final DateTimeFormatter WALL =
             DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss").withResolverStyle(ResolverStyle.STRICT);
@@ -73,8 +73,7 @@ public final class SharePlexRows implements UDF2<byte[], String, List<Row>> {
             data = ExactJson.object(dataJson);
             keyJson = message.get("key");
             key = ExactJson.object(keyJson);
-            metaNested = meta == null ? ""
-                    : String.join(", ", READ_META.stream().filter(f -> ExactJson.nested(meta.get(f))).toList());
+            metaNested = meta == null ? null : ExactJson.firstNested(meta, READ_META);
             opCode = metaText("op");
             rowOp = opCode == null ? null : OPS.get(opCode);
             qualifiedTable = metaText("table");
@@ -98,8 +97,8 @@ public final class SharePlexRows implements UDF2<byte[], String, List<Row>> {
                 return reason("missing_field", "meta is missing");
             } else if (meta == null) {
                 return reason("wrong_shape", "meta is not an object");
-            } else if (!metaNested.isEmpty()) {
-                return reason("wrong_shape", "meta fields are JSON objects/arrays, not text: " + metaNested);
+            } else if (metaNested != null) {
+                return reason("wrong_shape", "meta." + metaNested + " is a JSON object/array, not text");
             } else if (!ExactJson.present(meta.get("op"))) {
                 return reason("missing_field", "meta.op is missing");
             } else if (rowOp == null) {
