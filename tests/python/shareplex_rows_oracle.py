@@ -20,10 +20,10 @@ string)))), each null (absent or JSON null) as ''.
 The JSON is read as cdc_exact_variant and the SQL read it (oms_default_rows_oracle.spark_document:
 numbers as strings of their exact digits, keys and strings as Spark stores them, a lone surrogate as
 '?', every object below the top level sorted by UTF-16 code units of those keys). Every meta field
-is read as text (cdc_json_text): a number as its digits, true / false. Since stop 103 (not in the
-SQL of 823a733, which read an object or array as its JSON, so that `"table": {"a": 1}` was the table
-`{"a":"1"}`) an object or array in a field the row is built from (READ_META) is `wrong_shape`, checked
-right after meta is found an object. `qualified_table like '%.%'` is any '.' (LIKE's
+is read as text (cdc_json_text): a number as its digits, true / false. An object or array in a
+field the row is built from (READ_META) is `wrong_shape`, checked right after meta is found an object
+(where the SQL of 823a733 read it as its JSON, so that `"table": {"a": 1}` was the table
+`{"a":"1"}`). `qualified_table like '%.%'` is any '.' (LIKE's
 % spans line breaks): database_name the part before the first '.', table_name the rest (either may
 be ''); without a '.', database_name is null and table_name the whole text. Only an upd's `key` is
 checked (present, an object, no nested values); an ins's or del's `key` is anything, and only in
