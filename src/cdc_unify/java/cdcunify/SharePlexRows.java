@@ -54,7 +54,6 @@ public final class SharePlexRows implements UDF2<byte[], String, List<Row>> {
         final Map<String, Object> data;
         final Object keyJson;
         final Map<String, Object> key;
-        final String metaNested;
         final String opCode;
         final String rowOp;
         final String qualifiedTable;
@@ -73,7 +72,6 @@ public final class SharePlexRows implements UDF2<byte[], String, List<Row>> {
             data = ExactJson.object(dataJson);
             keyJson = message.get("key");
             key = ExactJson.object(keyJson);
-            metaNested = meta == null ? null : ExactJson.firstNested(meta, READ_META);
             opCode = metaText("op");
             rowOp = opCode == null ? null : OPS.get(opCode);
             qualifiedTable = metaText("table");
@@ -93,6 +91,7 @@ public final class SharePlexRows implements UDF2<byte[], String, List<Row>> {
         @Override
         public String[] error() {
             boolean update = "upd".equals(opCode);
+            String metaNested = meta == null ? null : ExactJson.firstNested(meta, READ_META);
             if (!ExactJson.present(metaJson)) {
                 return reason("missing_field", "meta is missing");
             } else if (meta == null) {
