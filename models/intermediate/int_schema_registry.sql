@@ -52,23 +52,51 @@ described_events as (
     where not is_redelivery
 ),
 
--- An event's signature: its columns and their types, as one JSON string. Grouping by one string
--- instead of three arrays of names and (name, type) pairs lets the sort beneath the aggregate
--- compare strings, where comparing those arrays element by element was most of this model's time.
-event_columns as (
+-- Events of one table whose type maps and image columns were sent alike (the same entries in the
+-- same order: a feed's producer mostly writes one table's messages so) are counted together first,
+-- so that the sorted signature below is computed once per such group rather than once per event.
+-- Events sent alike have the same signature, so this only splits what the next step merges.
+sent_alike as (
+    select
+        table_key,
+        source_name,
+        event_kind,
+        to_json(named_struct(
+            'types', column_types,
+            'source_types', column_source_types,
+            'before', map_keys(before),
+            'after', map_keys(after)
+        )) as sent_shape,
+        any_value(column_types) as column_types,
+        any_value(column_source_types) as column_source_types,
+        any_value(map_keys(coalesce(before, map()))) as before_columns,
+        any_value(map_keys(coalesce(after, map()))) as after_columns,
+        {%- for column in table_columns %}
+            any_value({{ column }}) as {{ column }},
+        {%- endfor %}
+        min(struct(sequence, event_id, event_ts)) as first_seen,
+        max(struct(sequence, event_id, event_ts)) as last_seen,
+        count(*) as event_count
+    from described_events
+    group by table_key, source_name, event_kind, sent_shape
+),
+
+-- A signature: the columns and their types, as one JSON string. Grouping by one string instead of
+-- three arrays of names and (name, type) pairs lets the sort beneath the aggregate compare strings.
+sent_signatures as (
     select
         *,
         to_json(named_struct(
             'column_names', array_sort(array_distinct(concat(
                 map_keys(coalesce(column_types, map())),
                 map_keys(coalesce(column_source_types, map())),
-                map_keys(coalesce(before, map())),
-                map_keys(coalesce(after, map()))
+                before_columns,
+                after_columns
             ))),
             'source_type_entries', array_sort(map_entries(column_source_types)),
             'type_entries', array_sort(map_entries(column_types))
         )) as signature
-    from described_events
+    from sent_alike
 ),
 
 -- Events of one table that carry the same columns with the same types are counted together
@@ -83,10 +111,10 @@ event_signatures as (
         {%- for column in table_columns %}
             any_value({{ column }}) as {{ column }},
         {%- endfor %}
-        min(struct(sequence, event_id, event_ts)) as first_seen,
-        max(struct(sequence, event_id, event_ts)) as last_seen,
-        count(*) as event_count
-    from event_columns
+        min(first_seen) as first_seen,
+        max(last_seen) as last_seen,
+        sum(event_count) as event_count
+    from sent_signatures
     group by table_key, source_name, event_kind, signature
 ),
 

@@ -210,6 +210,71 @@ def test_incremental_equals_full_refresh(builds, name) -> None:
     assert full_refresh - incremental == Counter(), f"{name}: rows only the full refresh has"
 
 
+# The maps an event's columns and types are read from: its types, its source types, its images.
+MAPS = ("column_types", "column_source_types", "before", "after")
+TABLE = ("source_name", "tenant_name", "database_name", "schema_name", "table_name")
+DELIVERY_ORDER = ("landed_at", "landing_timestamp", "landing_topic", "landing_partition", "landing_offset", "row_index")
+
+
+def registry_oracle(events: list[dict[str, Any]]) -> dict[tuple, dict[str, Any]]:
+    """int_schema_registry's counts, computed here from the decoded row and DDL events: each event id
+    once, at its first delivery (a redelivery at another offset carries another sequence, whose
+    tie-break is the landing offset), each of its columns (named by its type maps or images) with
+    the types its maps give."""
+    seen: dict[tuple, dict[str, Any]] = {}
+    first_deliveries: dict[str, dict[str, Any]] = {}
+    for event in sorted(events, key=lambda event: tuple(event[name] for name in DELIVERY_ORDER)):
+        first_deliveries.setdefault(event["event_id"], event)
+    for event in first_deliveries.values():
+        maps = [event[name] or {} for name in MAPS]
+        table = tuple(event[name] for name in TABLE)
+        order = (event["sequence"], event["event_id"])
+        for column in set().union(*maps):
+            key = (*table, column, maps[1].get(column), maps[0].get(column))
+            row = seen.setdefault(key, {"event_count": 0, "first": order, "last": order, "ddl": False, "rows": False})
+            row["event_count"] += 1
+            row["first"], row["last"] = min(row["first"], order), max(row["last"], order)
+            row["ddl" if event["event_kind"] == "DDL" else "rows"] = True
+    return seen
+
+
+def test_the_schema_registry_counts_each_event_once_per_column_and_type(builds) -> None:
+    """The registry (after the last build, a full refresh; the incremental one equals it) against
+    an oracle of its counts, first and last sightings. The model groups events whose maps arrive
+    alike before it sorts their columns into a signature: the workload has events that arrive
+    otherwise (partial images, other orders) and share a signature, so that merge is exercised."""
+    events = [
+        row
+        for row in table_rows(f"{SCHEMA}_intermediate.int_staged_events")
+        if row["message_status"] == "decoded" and row["event_kind"] in ("ROW", "DDL") and row["table_name"]
+    ]
+    expected = registry_oracle(events)
+    registry = {
+        tuple(row[name] for name in TABLE) + (row["column_name"], row["column_source_type"], row["column_type"]): {
+            "event_count": row["event_count"],
+            "first": (row["first_seen_sequence"], row["first_seen_event_id"]),
+            "last": (row["last_seen_sequence"], row["last_seen_event_id"]),
+            "ddl": row["seen_in_ddl"],
+            "rows": row["seen_in_rows"],
+        }
+        for row in table_rows(f"{SCHEMA}_intermediate.int_schema_registry")
+    }
+    assert expected and registry == expected
+    as_sent: dict[tuple, set[str]] = {}  # of each signature (table, columns, types), its maps as they came
+    for event in events:
+        types, source_types, before, after = (event[name] or {} for name in MAPS)
+        columns = frozenset({*types, *source_types, *before, *after})
+        signature = (
+            event["source_name"],
+            event["table_name"],
+            columns,
+            *map(frozenset, (types.items(), source_types.items())),
+        )
+        sent = json.dumps([list(types.items()), list(source_types.items()), list(before), list(after)])
+        as_sent.setdefault(signature, set()).add(sent)
+    assert any(len(shapes) > 1 for shapes in as_sent.values()), "no events of one signature arrived otherwise"
+
+
 def test_later_loads_reach_the_summaries(builds) -> None:
     """The third load redelivers batch 1 whole: redeliveries and repeated dead letters are counted."""
     health = [json.loads(row) for row in builds["incremental"]["cdc_feed_health"]]
