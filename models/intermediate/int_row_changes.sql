@@ -16,7 +16,8 @@
       order: linear in changes x columns, unlike re-merging every prefix of a row's changes
       (quadratic for frequently updated rows). A full image starts a new stretch of the fold, so a
       stretch of one change (most, where images are full) takes its image whole, with no
-      per-column work.
+      per-column work, and a stretch of a few changes (fewer than var cdc_fold_cells_from) merges
+      its images in order, exact and bounded for so few.
     Incremental, append and resolve: an identity's rows depend on its own units and its table's
     truncates alone. A run takes the events int_change_events built since this model last wrote
     (built_at after the newest of its rows: new events, and the events of split-update pair keys it
@@ -369,12 +370,23 @@ segment_columns as (
             map_keys(coalesce(applied_before, map())),
             map_keys(coalesce(applied_after, map()))
         )) over segment_changes)) as column_names,
-        count(*) over segment_changes as changes_in_segment
+        count(*) over segment_changes as changes_in_segment,
+        -- The segment's changes up to this one, for a short segment's fold (short_segment_rows). One
+        -- window operator with the two above: same partitioning, same order, other frames.
+        collect_list(named_struct('applied_before', applied_before, 'applied_after', applied_after)) over (
+            partition by {{ row_partition | join(', ') }}, segment
+            order by {{ change_order }}
+            rows between unbounded preceding and current row
+        ) as segment_so_far
     -- A shuffle Spark would not need: the rows of one change and those of several read the windows'
     -- result from it, where without it each would run every window above again (mixed:1M, warm: 35 s
     -- with it, 41-42 s without it, 37 s with the three shuffles before).
     from (select * from segmented distribute by {{ row_partition | join(', ') }}) as segments_of_rows
-    window segment_changes as (partition by {{ row_partition | join(', ') }}, segment)
+    window segment_changes as (
+        partition by {{ row_partition | join(', ') }}, segment
+        order by {{ change_order }}
+        rows between unbounded preceding and unbounded following
+    )
 ),
 
 -- A segment of one change, which is what a change with a full image makes (most of them), folds
@@ -390,7 +402,26 @@ single_change_rows as (
     where changes_in_segment = 1
 ),
 
--- One cell per change and column of a segment of several changes (a change carrying no column keeps
+-- A segment of a few changes (var cdc_fold_cells_from: fewer than that many) folds by merging its
+-- changes' images in order, each over the row before it: for every column, the latest change that
+-- carried it wins, as in the cells' fold below. Work grows with the square of the segment's length,
+-- so a longer segment goes through the cells instead; a short one skips their explode and regroup
+-- (mixed:1M, the full build's query, warm: 36.0-36.2 s against 38.4-40.2 s with every segment of
+-- several changes through the cells; docs/benchmarks.md).
+short_segment_rows as (
+    select
+        {{ action_attributes | join(', ') }},
+        segment,
+        map_from_entries(array_sort(map_entries(aggregate(
+            transform(segment_so_far, change -> {{ cdc_overlay('change.applied_before', 'change.applied_after') }}),
+            cast(map() as map<string, string>),
+            (row_so_far, image) -> {{ cdc_overlay('row_so_far', 'image') }}
+        )))) as row_values
+    from segment_columns
+    where changes_in_segment > 1 and changes_in_segment < {{ var('cdc_fold_cells_from') }}
+),
+
+-- One cell per change and column of a segment of many changes (a change carrying no column keeps
 -- one empty cell).
 cells as (
     select
@@ -403,7 +434,7 @@ cells as (
         end as carried_value
     from segment_columns
         lateral view explode_outer(column_names) carried as column_name
-    where changes_in_segment > 1
+    where changes_in_segment > 1 and changes_in_segment >= {{ var('cdc_fold_cells_from') }}
 ),
 
 folded_cells as (
@@ -421,6 +452,8 @@ folded_cells as (
 
 folded_rows as (
     select * from single_change_rows
+    union all
+    select * from short_segment_rows
     union all
     select
         {{ action_attributes | join(', ') }},
