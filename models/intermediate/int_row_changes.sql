@@ -370,23 +370,12 @@ segment_columns as (
             map_keys(coalesce(applied_before, map())),
             map_keys(coalesce(applied_after, map()))
         )) over segment_changes)) as column_names,
-        count(*) over segment_changes as changes_in_segment,
-        -- The segment's changes up to this one, for a short segment's fold (short_segment_rows). One
-        -- window operator with the two above: same partitioning, same order, other frames.
-        collect_list(named_struct('applied_before', applied_before, 'applied_after', applied_after)) over (
-            partition by {{ row_partition | join(', ') }}, segment
-            order by {{ change_order }}
-            rows between unbounded preceding and current row
-        ) as segment_so_far
+        count(*) over segment_changes as changes_in_segment
     -- A shuffle Spark would not need: the rows of one change and those of several read the windows'
     -- result from it, where without it each would run every window above again (mixed:1M, warm: 35 s
     -- with it, 41-42 s without it, 37 s with the three shuffles before).
     from (select * from segmented distribute by {{ row_partition | join(', ') }}) as segments_of_rows
-    window segment_changes as (
-        partition by {{ row_partition | join(', ') }}, segment
-        order by {{ change_order }}
-        rows between unbounded preceding and unbounded following
-    )
+    window segment_changes as (partition by {{ row_partition | join(', ') }}, segment)
 ),
 
 -- A segment of one change, which is what a change with a full image makes (most of them), folds
@@ -404,10 +393,11 @@ single_change_rows as (
 
 -- A segment of a few changes (var cdc_fold_cells_from: fewer than that many) folds by merging its
 -- changes' images in order, each over the row before it: for every column, the latest change that
--- carried it wins, as in the cells' fold below. Work grows with the square of the segment's length,
--- so a longer segment goes through the cells instead; a short one skips their explode and regroup
--- (mixed:1M, the full build's query, warm: 36.0-36.2 s against 38.4-40.2 s with every segment of
--- several changes through the cells; docs/benchmarks.md).
+-- carried it wins, as in the cells' fold below. Each change collects the segment's changes up to it,
+-- work that grows with the square of the segment's length, so only short segments reach that window
+-- (the filter comes first and keeps or drops a segment whole) and a longer one goes through the cells;
+-- a short one skips their explode and regroup (docs/benchmarks.md, "short stretches of partial
+-- images").
 short_segment_rows as (
     select
         {{ action_attributes | join(', ') }},
@@ -417,8 +407,17 @@ short_segment_rows as (
             cast(map() as map<string, string>),
             (row_so_far, image) -> {{ cdc_overlay('row_so_far', 'image') }}
         )))) as row_values
-    from segment_columns
-    where changes_in_segment > 1 and changes_in_segment < {{ var('cdc_fold_cells_from') }}
+    from (
+        select
+            *,
+            collect_list(named_struct('applied_before', applied_before, 'applied_after', applied_after)) over (
+                partition by {{ row_partition | join(', ') }}, segment
+                order by {{ change_order }}
+                rows between unbounded preceding and current row
+            ) as segment_so_far
+        from segment_columns
+        where changes_in_segment > 1 and changes_in_segment < {{ var('cdc_fold_cells_from') }}
+    ) as short_segments
 ),
 
 -- One cell per change and column of a segment of many changes (a change carrying no column keeps
