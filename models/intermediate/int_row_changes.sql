@@ -50,9 +50,9 @@
     shuffles of every stored unit, 147 MiB each on mixed:1M, before).
     Every CTE is read once where possible (self-joins replaced by windows): Spark inlines CTEs
     that are read several times, and a plan that repeats its inputs grows with every reuse. The one
-    exception is segment_columns, read by the segments of one change and by those of several: the
-    plan reads the shuffled rows beneath it twice (the shuffle itself is reused) and repeats its
-    window, which costs less than sorting every change through the fold's regroup. The windows share
+    exception is segment_columns, read by the segments of one change, of a few and of many: the
+    plan reads the shuffled rows beneath it three times (the shuffle itself is reused) and repeats
+    its window, which costs less than sorting every change through the fold's regroup. The windows share
     one partitioning (row_partition below): two shuffles of the wide rows where there were three
     (docs/benchmarks.md, "One shuffle fewer in the fold").
 -#}
