@@ -533,19 +533,25 @@ units_{{ suffix }} as (
     {{ return(chosen | sort) }}
 {%- endmacro %}
 
-{% macro cdc_live_rows(relation, live, columns=['*'], where='true') -%}
+{% macro cdc_live_rows(relation, live, columns=['*'], where='true', sorted_by=[]) -%}
     {#- The live rows of `relation`, a model that appends builds (config live_rows, e.g.
         cdc_row_change_builds()): of each `live.build_key` the rows of its newest build
         (built_at), rows without `live.present` (vacancy rows) dropped. With `where`, of the rows
         it admits only (e.g. those built since a watermark: their newest build is the key's, as a
         later one would pass the same filter). One window partitioned by the build key: a reader
         whose windows partition by the build key first (and more columns after) needs no second
-        shuffle. -#}
+        shuffle. With `sorted_by`, the window also orders each build key's rows by those columns
+        (its frame still the whole key): a reader whose windows partition by the build key and the
+        first of them and order by the rest needs no second sort either. -#}
+    {%- set order = ' order by ' ~ sorted_by | join(', ')
+        ~ ' rows between unbounded preceding and unbounded following' %}
     select {{ columns | join(', ') }}
     from (
         select
             *,
-            max(built_at) over (partition by {{ live.build_key | join(', ') }}) as build_built_at
+            max(built_at) over (
+                partition by {{ live.build_key | join(', ') }}{{ order if sorted_by else '' }}
+            ) as build_built_at
         from {{ relation }}
         where {{ where }}
     ) as builds

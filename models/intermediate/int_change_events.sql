@@ -170,10 +170,13 @@ ranked_halves as (
             partition by {{ pair_key | join(', ') }}, op
             order by sequence, event_id
         ) as half_rank
-    from first_deliveries
-    where pair_hash is not null
-    -- One shuffle for both pairing windows: each partitions by a superset of these keys.
-    distribute by {{ pair_key | join(', ') }}
+    -- One shuffle for both pairing windows: each partitions by a superset of these keys. (A
+    -- `distribute by` in this select would shuffle its output, after the window, a second time.)
+    from (
+        select * from first_deliveries
+        where pair_hash is not null
+        distribute by {{ pair_key | join(', ') }}
+    ) as halves
 ),
 
 -- Windows instead of a self-join: the halves are read and numbered once.

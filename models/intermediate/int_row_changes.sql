@@ -54,7 +54,9 @@
     plan reads the shuffled rows beneath it three times (the shuffle itself is reused) and repeats
     its window, which costs less than sorting every change through the fold's regroup. The windows share
     one partitioning (row_partition below): two shuffles of the wide rows where there were three
-    (docs/benchmarks.md, "One shuffle fewer in the fold").
+    (docs/benchmarks.md, "One shuffle fewer in the fold"); and the segments are numbered in the
+    sort that orders a row's changes, before the truncates' deletes join them, so the changes are
+    not sorted again with those (docs/benchmarks.md, "One sort in int_row_versions").
 -#}
 {{ config(**cdc_appended_builds_config(cdc_row_change_builds())) }}
 {%- do cdc_check_row_buckets() %}
@@ -289,8 +291,37 @@ row_actions as (
         starts_row
         or after_is_full
         or (not after_is_full and before is not null and not coalesce(before_is_partial, false)) as resets_fold,
-        lead(epoch) over (partition by {{ row_partition | join(', ') }} order by {{ change_order }}) as next_epoch
+        lead(epoch) over row_changes as next_epoch,
+        lag(change_kind) over row_changes as previous_change_kind,
+        lag(epoch) over row_changes as previous_epoch
     from classified_units
+    window row_changes as (partition by {{ row_partition | join(', ') }} order by {{ change_order }})
+),
+
+-- A segment is one stretch of a row's life that folds independently: it starts where an image
+-- resets the fold or the row comes back after a delete, its own or the one a truncate spawned
+-- after the change before it (below: the last upsert of an epoch a truncate ends). Numbered here,
+-- before the spawned deletes are added, in the order the windows above sorted the changes in: a
+-- spawned delete stays in the segment of the change that spawned it, so no sort of the changes
+-- and spawned deletes together is needed.
+segmented_actions as (
+    select
+        *,
+        sum(
+            case
+                when
+                    resets_fold
+                    or previous_change_kind = 'delete'
+                    or (previous_change_kind = 'upsert' and epoch > previous_epoch and size(truncates) > previous_epoch)
+                    then 1
+                else 0
+            end
+        ) over (
+            partition by {{ row_partition | join(', ') }}
+            order by {{ change_order }}
+            rows between unbounded preceding and current row
+        ) as segment
+    from row_actions
 ),
 
 -- A row live at the end of its epoch is deleted by the truncate that closes the epoch: the
@@ -305,7 +336,7 @@ action_candidates as (
                 {%- endfor %}
                 'applied_before', applied_before,
                 'applied_after', applied_after,
-                'resets_fold', resets_fold
+                'segment', segment
             ),
             case
                 when
@@ -328,39 +359,17 @@ action_candidates as (
                             {%- endfor %}
                             'applied_before', cast(null as map<string, string>),
                             'applied_after', cast(null as map<string, string>),
-                            'resets_fold', false
+                            'segment', segment
                         )
             end
         ) as candidates
-    from row_actions
+    from segmented_actions
 ),
 
 all_actions as (
     select {{ row_partition | join(', ') }}, action.*
     from action_candidates
         lateral view inline(filter(candidates, candidate -> candidate is not null)) action
-),
-
-action_kinds as (
-    select
-        *,
-        lag(change_kind) over (
-            partition by {{ row_partition | join(', ') }} order by {{ change_order }}
-        ) as previous_kind
-    from all_actions
-),
-
--- A segment is one stretch of a row's life that folds independently: it starts where an image
--- resets the fold or the row comes back after a delete.
-segmented as (
-    select
-        *,
-        sum(case when resets_fold or previous_kind = 'delete' then 1 else 0 end) over (
-            partition by {{ row_partition | join(', ') }}
-            order by {{ change_order }}
-            rows between unbounded preceding and current row
-        ) as segment
-    from action_kinds
 ),
 
 segment_columns as (
@@ -374,8 +383,14 @@ segment_columns as (
     -- A shuffle Spark would not need: the rows of one change and those of several read the windows'
     -- result from it, where without it each would run every window above again (mixed:1M, warm: 35 s
     -- with it, 41-42 s without it, 37 s with the three shuffles before).
-    from (select * from segmented distribute by {{ row_partition | join(', ') }}) as segments_of_rows
-    window segment_changes as (partition by {{ row_partition | join(', ') }}, segment)
+    from (select * from all_actions distribute by {{ row_partition | join(', ') }}) as segments_of_rows
+    -- Ordered, though its frame is the whole segment: the sort it makes is the one short_segment_rows'
+    -- window needs, which then sorts nothing again.
+    window segment_changes as (
+        partition by {{ row_partition | join(', ') }}, segment
+        order by {{ change_order }}
+        rows between unbounded preceding and unbounded following
+    )
 ),
 
 -- A segment of one change, which is what a change with a full image makes (most of them), folds

@@ -29,7 +29,9 @@
     run with nothing new learns it from the newest built_at kept with int_row_changes' table (no
     data file read; cdc_built_nothing_since) and reads and writes nothing else. Every window
     partitions by table_key and unit_identity first (the identity of a row key), so the whole
-    chain, the live-build filter included, shuffles the rows once; the write distributes them
+    chain, the live-build filter included, shuffles the rows once; and every window orders them by
+    row_key and the change order (sequence, sub_order, event_id), so the chain sorts them once
+    (docs/benchmarks.md, "One sort in int_row_versions"); the write distributes them
     again by key_bucket (config write_distributed_by), so that it adds one file to each bucket it
     writes, not one per task.
 -#}
@@ -43,6 +45,8 @@
 {%- set built_since = rebuilt.predicate %}
 {#- The key_bucket partitions this run compacts (cdc_appended_builds). -#}
 {%- set compacted = cdc_buckets_to_compact() if rebuilt.rows != 0 else [] %}
+{#- A row's change order; with row_key after the identity, the one order of every window below. -#}
+{%- set change_order = ['row_key', 'sequence', 'sub_order', 'event_id'] %}
 {#- What a version takes from the row changes it is made of. -#}
 {%- set row_change_columns = [
     'table_key', 'unit_identity', 'key_bucket', 'source_name', 'dialect', 'tenant_name', 'database_name',
@@ -65,7 +69,7 @@ with row_change_builds as (
     -- so the built_at filter finds them: the Parquet scan applies it, skipping earlier builds'
     -- files, instead of a join over every stored row.
     row_changes as (
-        {{ cdc_live_rows('row_change_builds', cdc_row_change_builds(), row_change_columns, built_since) }}
+        {{ cdc_live_rows('row_change_builds', cdc_row_change_builds(), row_change_columns, built_since, change_order) }}
     ),
 
     -- The identities int_row_changes rebuilt since this model last wrote, vacated ones included (a
@@ -75,7 +79,7 @@ with row_change_builds as (
     ),
 {% else %}
     row_changes as (
-        {{ cdc_live_rows('row_change_builds', cdc_row_change_builds(), row_change_columns) }}
+        {{ cdc_live_rows('row_change_builds', cdc_row_change_builds(), row_change_columns, sorted_by=change_order) }}
     ),
 {% endif %}
 
@@ -105,13 +109,16 @@ timed as (
     from known_times
 ),
 
-ranked_in_instant as (
+-- effective_ts never decreases along a row's change order, so the changes of one instant are
+-- consecutive in it: the last of them is the one whose next change is of a later instant, or none.
+-- (next_instant is a struct, so that no next change and a next change without a time differ.)
+next_instants as (
     select
         *,
-        row_number() over (
-            partition by table_key, unit_identity, row_key, effective_ts
-            order by sequence desc, sub_order desc, event_id desc
-        ) as recency_in_instant
+        lead(named_struct('ts', effective_ts)) over (
+            partition by table_key, unit_identity, row_key
+            order by sequence, sub_order, event_id
+        ) as next_instant
     from timed
 ),
 
@@ -124,15 +131,16 @@ instant_states as (
             when not exists(map_values(row_values), v -> v is null) then row_values_json
             else {{ cdc_map_json('map_filter(row_values, (k, v) -> v is not null)') }}
         end as state_signature
-    from ranked_in_instant
-    where recency_in_instant = 1
+    from next_instants
+    where next_instant is null or not (next_instant.ts <=> effective_ts)
 ),
 
+-- One change per instant is left, so the change order is the order of their instants.
 compared_states as (
     select
         *,
         lag(state_signature) over (
-            partition by table_key, unit_identity, row_key order by effective_ts
+            partition by table_key, unit_identity, row_key order by sequence, sub_order, event_id
         ) as previous_signature
     from instant_states
 ),
@@ -149,7 +157,7 @@ versions as (
         lead(effective_ts) over row_versions as next_valid_from,
         row_number() over row_versions as version_number
     from state_changes
-    window row_versions as (partition by table_key, unit_identity, row_key order by effective_ts)
+    window row_versions as (partition by table_key, unit_identity, row_key order by sequence, sub_order, event_id)
 ),
 
 built_versions as (
