@@ -291,16 +291,35 @@ row_actions as (
         starts_row
         or after_is_full
         or (not after_is_full and before is not null and not coalesce(before_is_partial, false)) as resets_fold,
-        lead(epoch) over row_changes as next_epoch,
-        lag(change_kind) over row_changes as previous_change_kind,
-        lag(epoch) over row_changes as previous_epoch
+        lead(epoch) over row_changes as next_epoch
     from classified_units
+    window row_changes as (partition by {{ row_partition | join(', ') }} order by {{ change_order }})
+),
+
+-- A row live at the end of its epoch is deleted by the truncate that closes the epoch: the
+-- last change of each (row, epoch) that is an upsert spawns that delete.
+spawning_actions as (
+    select
+        *,
+        change_kind = 'upsert'
+        and (next_epoch is null or next_epoch > epoch)
+        and size(truncates) > epoch as spawns_delete
+    from row_actions
+),
+
+-- The same order as row_changes: Spark sorts the changes once for both windows.
+preceded_actions as (
+    select
+        *,
+        lag(change_kind) over row_changes as previous_change_kind,
+        lag(spawns_delete) over row_changes as previous_spawns_delete
+    from spawning_actions
     window row_changes as (partition by {{ row_partition | join(', ') }} order by {{ change_order }})
 ),
 
 -- A segment is one stretch of a row's life that folds independently: it starts where an image
 -- resets the fold or the row comes back after a delete, its own or the one a truncate spawned
--- after the change before it (below: the last upsert of an epoch a truncate ends). Numbered here,
+-- after the change before it (spawning_actions). Numbered here,
 -- before the spawned deletes are added, in the order the windows above sorted the changes in: a
 -- spawned delete stays in the segment of the change that spawned it, so no sort of the changes
 -- and spawned deletes together is needed.
@@ -312,7 +331,7 @@ segmented_actions as (
                 when
                     resets_fold
                     or previous_change_kind = 'delete'
-                    or (previous_change_kind = 'upsert' and epoch > previous_epoch and size(truncates) > previous_epoch)
+                    or previous_spawns_delete
                     then 1
                 else 0
             end
@@ -321,11 +340,10 @@ segmented_actions as (
             order by {{ change_order }}
             rows between unbounded preceding and current row
         ) as segment
-    from row_actions
+    from preceded_actions
 ),
 
--- A row live at the end of its epoch is deleted by the truncate that closes the epoch: the
--- last change of each (row, epoch) that is an upsert spawns that delete.
+-- Each change, and the delete it spawns.
 action_candidates as (
     select
         {{ row_partition | join(', ') }},
@@ -339,10 +357,7 @@ action_candidates as (
                 'segment', segment
             ),
             case
-                when
-                    change_kind = 'upsert'
-                    and (next_epoch is null or next_epoch > epoch)
-                    and size(truncates) > epoch
+                when spawns_delete
                     then named_struct(
                             {%- for column in action_attributes if column not in row_partition %}
                                 {%- if column in truncate_attributes %}
