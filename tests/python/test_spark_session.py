@@ -59,3 +59,24 @@ def test_the_suites_session_has_the_heap_dbts_session_gets_from_the_profile() ->
 
     assert TEST_SPARK_CONF["spark.driver.memory"] == expected
     assert f"-Xmx{expected}" in list(runtime.getInputArguments())
+
+
+def test_a_partitioned_write_keeps_its_rows_unsorted() -> None:
+    """A write into a partitioned table goes through open files per partition, not a sort of its
+    rows by partition (session_conf: spark.sql.maxConcurrentOutputFileWriters)."""
+    spark = spark_session()
+    spark.sql("create database if not exists session_checks")
+    spark.sql("drop table if exists session_checks.partitioned")
+    spark.sql("create table session_checks.partitioned (id bigint, part boolean) using parquet partitioned by (part)")
+    try:
+        plan = spark.sql(
+            "explain insert into session_checks.partitioned select id, id % 2 = 0 as part from range(10)"
+        ).collect()[0][0]
+        spark.sql("insert into session_checks.partitioned select id, id % 2 = 0 as part from range(10)")
+        rows = spark.table("session_checks.partitioned").groupBy("part").count().collect()
+    finally:
+        spark.sql("drop table if exists session_checks.partitioned")
+
+    assert "WriteFiles" in plan
+    assert "Sort [" not in plan
+    assert {(row["part"], row["count"]) for row in rows} == {(True, 5), (False, 5)}
