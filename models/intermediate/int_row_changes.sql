@@ -319,10 +319,10 @@ preceded_actions as (
 
 -- A segment is one stretch of a row's life that folds independently: it starts where an image
 -- resets the fold or the row comes back after a delete, its own or the one a truncate spawned
--- after the change before it (spawning_actions). Numbered here,
--- before the spawned deletes are added, in the order the windows above sorted the changes in: a
--- spawned delete stays in the segment of the change that spawned it, so no sort of the changes
--- and spawned deletes together is needed.
+-- after the change before it (spawning_actions). Numbered here, before the spawned deletes are
+-- added, in the order the windows above sorted the changes in: a spawned delete stays in the
+-- segment of the change that spawned it, so no sort of the changes and spawned deletes together
+-- is needed.
 segmented_actions as (
     select
         *,

@@ -176,8 +176,8 @@ def session_conf(
         # past that a task sorts the rest, as before. mixed:1M full build, warm: the five big
         # intermediate tables' writes 9-11% faster (docs/benchmarks.md, "Partitioned writes without
         # the sort"). The open files' row groups are buffered on the heap, so Parquet's share of it
-        # is capped (its default, 95%, is the whole heap): past the cap its writers flush smaller
-        # row groups.
+        # is capped at a quarter (its default is 95%): past the cap its writers flush smaller row
+        # groups.
         "spark.sql.maxConcurrentOutputFileWriters": "16",
         "spark.hadoop.parquet.memory.pool.ratio": "0.25",
         "spark.ui.enabled": "false",

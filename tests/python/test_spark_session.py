@@ -75,7 +75,7 @@ def test_a_partitioned_write_keeps_its_rows_unsorted() -> None:
         spark.sql("insert into session_checks.partitioned select id, id % 2 = 0 as part from range(10)")
         rows = spark.table("session_checks.partitioned").groupBy("part").count().collect()
     finally:
-        spark.sql("drop table if exists session_checks.partitioned")
+        spark.sql("drop database if exists session_checks cascade")
 
     assert "WriteFiles" in plan
     assert "Sort [" not in plan
