@@ -45,8 +45,12 @@
 {%- set built_since = rebuilt.predicate %}
 {#- The key_bucket partitions this run compacts (cdc_appended_builds). -#}
 {%- set compacted = cdc_buckets_to_compact() if rebuilt.rows != 0 else [] %}
-{#- A row's change order; with row_key after the identity, the one order of every window below. -#}
-{%- set change_order = ['row_key', 'sequence', 'sub_order', 'event_id'] %}
+{#- Every window below partitions by the row and orders by its change order: one sort of the rows,
+    made by the live-build window (cdc_live_rows' sorted_by: the row key after the identity, then
+    the change order). -#}
+{%- set row_partition = ['table_key', 'unit_identity', 'row_key'] %}
+{%- set change_order = ['sequence', 'sub_order', 'event_id'] %}
+{%- set row_window = 'partition by ' ~ row_partition | join(', ') ~ ' order by ' ~ change_order | join(', ') %}
 {#- What a version takes from the row changes it is made of. -#}
 {%- set row_change_columns = [
     'table_key', 'unit_identity', 'key_bucket', 'source_name', 'dialect', 'tenant_name', 'database_name',
@@ -69,7 +73,9 @@ with row_change_builds as (
     -- so the built_at filter finds them: the Parquet scan applies it, skipping earlier builds'
     -- files, instead of a join over every stored row.
     row_changes as (
-        {{ cdc_live_rows('row_change_builds', cdc_row_change_builds(), row_change_columns, built_since, change_order) }}
+        {{ cdc_live_rows(
+            'row_change_builds', cdc_row_change_builds(), row_change_columns, built_since, ['row_key'] + change_order
+        ) }}
     ),
 
     -- The identities int_row_changes rebuilt since this model last wrote, vacated ones included (a
@@ -79,7 +85,7 @@ with row_change_builds as (
     ),
 {% else %}
     row_changes as (
-        {{ cdc_live_rows('row_change_builds', cdc_row_change_builds(), row_change_columns, sorted_by=change_order) }}
+        {{ cdc_live_rows('row_change_builds', cdc_row_change_builds(), row_change_columns, sorted_by=['row_key'] + change_order) }}
     ),
 {% endif %}
 
@@ -91,8 +97,7 @@ known_times as (
         *,
         coalesce(event_ts, emitted_ts) as known_ts,
         min(coalesce(event_ts, emitted_ts)) over (
-            partition by table_key, unit_identity, row_key
-            order by sequence, sub_order, event_id
+            {{ row_window }}
             rows between 1 following and unbounded following
         ) as next_known_ts
     from row_changes
@@ -102,8 +107,7 @@ timed as (
     select
         *,
         max(coalesce(known_ts, least(landing_timestamp, next_known_ts), landing_timestamp)) over (
-            partition by table_key, unit_identity, row_key
-            order by sequence, sub_order, event_id
+            {{ row_window }}
             rows between unbounded preceding and current row
         ) as effective_ts
     from known_times
@@ -116,8 +120,7 @@ next_instants as (
     select
         *,
         lead(named_struct('ts', effective_ts)) over (
-            partition by table_key, unit_identity, row_key
-            order by sequence, sub_order, event_id
+            {{ row_window }}
         ) as next_instant
     from timed
 ),
@@ -139,9 +142,7 @@ instant_states as (
 compared_states as (
     select
         *,
-        lag(state_signature) over (
-            partition by table_key, unit_identity, row_key order by sequence, sub_order, event_id
-        ) as previous_signature
+        lag(state_signature) over ({{ row_window }}) as previous_signature
     from instant_states
 ),
 
@@ -157,7 +158,7 @@ versions as (
         lead(effective_ts) over row_versions as next_valid_from,
         row_number() over row_versions as version_number
     from state_changes
-    window row_versions as (partition by table_key, unit_identity, row_key order by sequence, sub_order, event_id)
+    window row_versions as ({{ row_window }})
 ),
 
 built_versions as (
