@@ -154,9 +154,11 @@ new_events as (
     where not is_redelivery
 ),
 
--- The new events counted once, by feed, lag bucket and (for a split-update half) pair key: every
--- figure below is read from this one aggregate, so the lookup of earlier deliveries runs once.
-event_groups as (
+-- Each new event's group: its feed, lag bucket and, for a split-update half, its pair key. The
+-- pair key is null for every other event, so those group by feed and bucket alone. The groups are
+-- computed here, not in event_groups: a group by there would name new_events' own columns of the
+-- same names and group every event by its source position.
+event_keys as (
     select
         source_name,
         dialect,
@@ -164,6 +166,21 @@ event_groups as (
         {{ lag_bucket }} as bucket,
         {%- for column in pair_key[2:] %}
             case when is_split_half then {{ column }} end as {{ column }},
+        {%- endfor %}
+        is_split_half,
+        event_kind,
+        op,
+        event_ts,
+        emitted_ts,
+        lag_micros
+    from new_events
+),
+
+-- The new events counted once per group: every figure below is read from this one aggregate.
+event_groups as (
+    select
+        {%- for column in pair_key[:2] + ['held_until', 'bucket'] + pair_key[2:] %}
+            {{ column }},
         {%- endfor %}
         is_split_half,
         count(*) as message_events,
@@ -185,7 +202,7 @@ event_groups as (
         sum(cast(lag_micros as decimal(38, 0))) as lag_micros_sum,
         min(lag_micros) as lag_micros_min,
         max(lag_micros) as lag_micros_max
-    from new_events
+    from event_keys
     group by
         {% for column in pair_key[:2] + ['held_until', 'bucket'] + pair_key[2:] %}{{ column }},
         {% endfor %}is_split_half

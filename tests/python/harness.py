@@ -337,6 +337,11 @@ def build_all(full_refresh: bool = False) -> Any:
     return run_dbt("run", *flags, "--select", *layers, schema=MART_SCHEMA, dbt_vars=dbt_vars)
 
 
+def compiled_sql(result: Any) -> dict[str, str]:
+    """The compiled select of each SQL model a `dbt run` ran, by model name."""
+    return {r.node.name: r.node.compiled_code for r in result.result.results if r.node.language == "sql"}
+
+
 def table_rows(relation: str) -> list[dict[str, Any]]:
     return [row.asDict(recursive=True) for row in spark_session().table(relation).collect()]
 
@@ -429,7 +434,8 @@ def workload_build() -> dict[str, Any]:
     then `--full-refresh` (`full_refresh`). Returns those snapshots plus `out_dir`, the
     generator's `manifest`, `staged_files` (the staging tables' data files after each load) and
     `final_event_files` (those of int_change_events' appended partition after each load) and
-    `pair_slice_files` (the number of files in each of its pair partitions after each load)."""
+    `pair_slice_files` (the number of files in each of its pair partitions after each load) and
+    `incremental_sql` (the compiled select of each SQL model in load 3's incremental run)."""
     if "workload" not in _STATE:
         from cdc_unify.contract import DIALECTS
         from cdc_unify.generator.run import generate
@@ -440,7 +446,7 @@ def workload_build() -> dict[str, Any]:
         for load in (1, 2, 3):
             for dialect in DIALECTS:
                 land_load(out_dir, dialect, load, replace=load == 1)
-            build_all(full_refresh=load == 1)
+            built = build_all(full_refresh=load == 1)
             snapshots.append(snapshot())
             files.append(staged_files())
             event_files.append(final_event_files())
@@ -459,5 +465,6 @@ def workload_build() -> dict[str, Any]:
             "pair_slice_files": tuple(pair_files),
             "rerun": rerun,
             "full_refresh": snapshot(),
+            "incremental_sql": compiled_sql(built),
         }
     return _STATE["workload"]
