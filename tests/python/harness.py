@@ -432,8 +432,8 @@ def workload_build() -> dict[str, Any]:
     load 1 landed and built from scratch (`after_load_1`); loads 2 and 3 landed and built
     incrementally, one run each (`after_load_2`, `final`); the same input built again (`rerun`);
     then `--full-refresh` (`full_refresh`). Returns those snapshots plus `out_dir`, the
-    generator's `manifest`, `staged_files` (the staging tables' data files after each load) and
-    `final_event_files` (those of int_change_events' appended partition after each load) and
+    generator's `manifest`, `staged_files` (the staging tables' data files after each load),
+    `final_event_files` (those of int_change_events' appended partition after each load),
     `pair_slice_files` (the number of files in each of its pair partitions after each load) and
     `incremental_sql` (the compiled select of each SQL model in load 3's incremental run)."""
     if "workload" not in _STATE:

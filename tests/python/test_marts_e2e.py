@@ -448,7 +448,8 @@ def shadowed_group_keys(plan: Any) -> list[str]:
 def test_no_aggregate_groups_by_a_column_its_output_replaces(workload) -> None:
     """cdc_feed_health once wrote `case when is_split_half then source_position end as
     source_position ... group by source_position`, and so grouped every new event by its own
-    position: 700,000 groups where 25,000 were meant, 5 s of a 1M build (docs/benchmarks.md)."""
+    position: 706,648 groups where 25,243 were meant, 4 s of a mixed:1M full build
+    (docs/benchmarks.md)."""
     spark = spark_session()
     # A model with nothing new sends no query, and its compiled code is empty.
     compiled = {name: sql for name, sql in workload["incremental_sql"].items() if sql.strip()}
