@@ -13,19 +13,24 @@
     {%- set where = config.get('where', '') -%}
     {%- set scoped_run = cdc_test_is_scoped() -%}
     {%- set live = cdc_test_live_rows() -%}
-    {%- if live and not scoped_run -%}
+    {#- A model this invocation built whole: what its last run wrote is every row it holds. A model
+        that appends builds then holds one build of each key, so its live rows need no window for
+        each key's newest build, scoped or not (a --full-refresh build checks every row). -#}
+    {%- set built_whole = execute and cdc_test_reads_one_build() -%}
+    {%- if live and not (scoped_run or built_whole) -%}
         {%- set source = '(' ~ cdc_live_rows(relation, live) ~ ')' -%}
     {%- elif live -%}
         {#- What the last run wrote of a model that appends builds: every live row of every build
-            key it touched (a build holds its key's rows whole), so a key test needs no more. -#}
+            key it touched (a build holds its key's rows whole), so a key test needs no more; of a
+            model built whole, every live row. -#}
         {%- set source = '(select * from ' ~ relation ~ ' where ' ~ live.present ~ ' is not null)' -%}
     {%- else -%}
         {%- set source = relation | string -%}
     {%- endif -%}
     {%- set base = '(select * from ' ~ source ~ ' as cdc_tested where ' ~ where ~ ')' if where else source -%}
-    {#- A model this invocation built whole: what its last run wrote is every row it holds, read as
-        it is (no filter on its newest built_at, no second read for the keys that run touched). -#}
-    {%- set reads_one_build = scoped_run and cdc_test_reads_one_build() -%}
+    {#- Built whole and scoped: read as it is (no filter on its newest built_at, no second read for
+        the keys that run touched). -#}
+    {%- set reads_one_build = scoped_run and built_whole -%}
     {%- set newest = cdc_test_newest_built_at(relation) if scoped_run and not reads_one_build else none -%}
     {#- Rows one run wrote are whole builds of their keys (a model that appends builds, or a view
         of such a model's live rows): a key test needs no other row. -#}
