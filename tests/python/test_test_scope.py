@@ -447,18 +447,23 @@ def test_compile_before_the_first_build_shows_each_tests_whole_query(tmp_path: P
         assert "built_at" not in compiled[name], name
 
 
+def write_warning_fixture_project(root: Path) -> None:
+    """The fixture project with its data tests warning instead of failing, so that a build still
+    builds the views downstream of failing tests."""
+    write_fixture_project(root)
+    project = yaml.safe_load((root / "dbt_project.yml").read_text(encoding="utf-8"))
+    project["data_tests"] = {"+severity": "warn"}
+    (root / "dbt_project.yml").write_text(yaml.safe_dump(project), encoding="utf-8")
+
+
 @pytest.mark.spark
 def test_a_first_build_checks_every_row_as_written(fixture_dbt: FixtureDbt, tmp_path: Path) -> None:
     """A first `dbt build` (no --full-refresh) writes every row of its incremental models, so its
     tests read them as they are: no filter on the newest built_at, no semi join of the table with
     itself for the keys the run touched (what doubled the key tests of the mixed:1M full build), no
     window for the newest build of each key; a view of such models alike. They find what the full
-    check finds. The next build is scoped again. (fixture_dbt: the source views.) The tests warn
-    instead of failing, so that the build still builds the views downstream of failing tests."""
-    write_fixture_project(tmp_path)
-    project = yaml.safe_load((tmp_path / "dbt_project.yml").read_text(encoding="utf-8"))
-    project["data_tests"] = {"+severity": "warn"}
-    (tmp_path / "dbt_project.yml").write_text(yaml.safe_dump(project), encoding="utf-8")
+    check finds. The next build is scoped again. (fixture_dbt: the source views.)"""
+    write_warning_fixture_project(tmp_path)
     dbt = FixtureDbt(tmp_path)
     with profile_schema("test_scope_first_build"):
         first = dbt("build", dbt_vars="{batch: 1}")
@@ -486,10 +491,7 @@ def test_a_full_refresh_build_reads_each_keys_one_build_without_a_window(
     without the window that finds each key's newest build (2-2.5 s of each key test of
     int_row_versions at mixed:1M, warm: docs/benchmarks.md). They find what the next invocation's
     full check finds through the window. (fixture_dbt: the source views.)"""
-    write_fixture_project(tmp_path)
-    project = yaml.safe_load((tmp_path / "dbt_project.yml").read_text(encoding="utf-8"))
-    project["data_tests"] = {"+severity": "warn"}
-    (tmp_path / "dbt_project.yml").write_text(yaml.safe_dump(project), encoding="utf-8")
+    write_warning_fixture_project(tmp_path)
     dbt = FixtureDbt(tmp_path)
     names = ("builds_action_not_null", "builds_status_ok", "builds_action_unique")
     with profile_schema("test_scope_full_refresh"):
