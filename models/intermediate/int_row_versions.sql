@@ -51,6 +51,7 @@
 {%- set row_partition = ['table_key', 'unit_identity', 'row_key'] %}
 {%- set change_order = ['sequence', 'sub_order', 'event_id'] %}
 {%- set row_window = 'partition by ' ~ row_partition | join(', ') ~ ' order by ' ~ change_order | join(', ') %}
+{%- set live_order = ['row_key'] + change_order %}
 {#- What a version takes from the row changes it is made of. -#}
 {%- set row_change_columns = [
     'table_key', 'unit_identity', 'key_bucket', 'source_name', 'dialect', 'tenant_name', 'database_name',
@@ -74,7 +75,7 @@ with row_change_builds as (
     -- files, instead of a join over every stored row.
     row_changes as (
         {{ cdc_live_rows(
-            'row_change_builds', cdc_row_change_builds(), row_change_columns, built_since, ['row_key'] + change_order
+            'row_change_builds', cdc_row_change_builds(), row_change_columns, built_since, live_order
         ) }}
     ),
 
@@ -85,7 +86,7 @@ with row_change_builds as (
     ),
 {% else %}
     row_changes as (
-        {{ cdc_live_rows('row_change_builds', cdc_row_change_builds(), row_change_columns, sorted_by=['row_key'] + change_order) }}
+        {{ cdc_live_rows('row_change_builds', cdc_row_change_builds(), row_change_columns, sorted_by=live_order) }}
     ),
 {% endif %}
 

@@ -47,6 +47,8 @@
 {% set maximum = ['last_event_ts', 'last_heartbeat_ts', 'last_landed_at', 'staged_until', 'lag_seconds_max'] %}
 {% set merged_columns = summed + minimum + maximum %}
 {% set pair_key = cdc_pair_key_columns() %}
+{#- A new event's group in event_groups: its feed, lag bucket and (split-update halves) pair key. -#}
+{% set event_group = pair_key[:2] + ['held_until', 'bucket'] + pair_key[2:] + ['is_split_half'] %}
 {#- A lag's bucket: 0 below a millisecond, else +-(1 + floor(log_1.01(|lag| / 1 ms))). -#}
 {% set lag_bucket = "case when abs(lag_micros) < 1000 then 0 else cast(sign(lag_micros) * "
     ~ "(1 + floor(ln(abs(lag_micros) / 1000.0) / ln(1.01))) as int) end" %}
@@ -179,10 +181,7 @@ event_keys as (
 -- The new events counted once per group: every figure below is read from this one aggregate.
 event_groups as (
     select
-        {%- for column in pair_key[:2] + ['held_until', 'bucket'] + pair_key[2:] %}
-            {{ column }},
-        {%- endfor %}
-        is_split_half,
+        {{ event_group | join(', ') }},
         count(*) as message_events,
         count_if(event_kind = 'ROW' and op = 'INSERT') as insert_events,
         count_if(event_kind = 'ROW' and op = 'UPDATE') as unsplit_update_events,
@@ -203,9 +202,7 @@ event_groups as (
         min(lag_micros) as lag_micros_min,
         max(lag_micros) as lag_micros_max
     from event_keys
-    group by
-        {% for column in pair_key[:2] + ['held_until', 'bucket'] + pair_key[2:] %}{{ column }},
-        {% endfor %}is_split_half
+    group by {{ event_group | join(', ') }}
 ),
 
 event_stats as (
