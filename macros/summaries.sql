@@ -251,3 +251,17 @@
     {%- endfor %}
     from {{ relation }}
 {%- endmacro %}
+
+{% macro cdc_merged_histogram(column) -%}
+    {#- An aggregate: the histograms (map<int, bigint>, bucket -> count) in `column` of a group merged
+        bucket by bucket, the counts of a bucket added, its entries sorted by bucket; null when no row
+        of the group holds one. -#}
+    map_from_entries(array_sort(map_entries(aggregate(
+        collect_list({{ column }}),
+        cast(null as map<int, bigint>),
+        (total, histogram) -> coalesce(
+            map_zip_with(total, histogram, (bucket, held, added) -> coalesce(held, 0) + coalesce(added, 0)),
+            histogram
+        )
+    ))))
+{%- endmacro %}

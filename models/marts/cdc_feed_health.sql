@@ -21,12 +21,14 @@
     What it reads: when it starts, the feed and landed_at columns of every landing and staged row,
     to count the new ones per feed (cdc_held_watermarks); then the new landing and staged rows of
     the feeds that have any (constant watermarks the Parquet scan applies), every landing table
-    in one aggregate; the pair-key columns of the staged split halves (int_staged_events'
+    in one aggregate, the new staged rows in two (per landed record, with the deliveries; the new
+    events); the pair-key columns of the staged split halves (int_staged_events'
     partition is_split_half=true), in one scan filtered by the new pair keys (broadcast,
     cdc_may_broadcast: nothing of the history is shuffled); the partitions it holds for the feeds
-    it rewrites (a constant filter). The new events are aggregated once (event_groups) and every
-    figure is read from that aggregate. A run with nothing landed or staged since counts that and
-    runs nothing else.
+    it rewrites (a constant filter). The new events are scanned and aggregated once (event_groups):
+    one chain reads every figure from that aggregate, per lag bucket and then per feed, with the
+    feed's new lag histogram, which the merge adds to the held one bucket by bucket. A run with
+    nothing landed or staged since counts that and runs nothing else.
 -#}
 {{ config(
     materialized='incremental',
@@ -45,7 +47,14 @@
 ] %}
 {% set minimum = ['first_event_ts', 'lag_seconds_min'] %}
 {% set maximum = ['last_event_ts', 'last_heartbeat_ts', 'last_landed_at', 'staged_until', 'lag_seconds_max'] %}
-{% set merged_columns = summed + minimum + maximum %}
+{#- Each feed's lag histogram merges bucket by bucket (cdc_merged_histogram). -#}
+{% set merged_columns = summed + minimum + maximum + ['lag_histogram'] %}
+{#- event_groups' counts, summed per bucket and per feed. -#}
+{% set event_sums = [
+    'message_events', 'insert_events', 'unsplit_update_events', 'delete_events', 'snapshot_events',
+    'truncate_events', 'split_before_halves', 'split_after_halves', 'ddl_events', 'heartbeat_events',
+    'transaction_events', 'other_events', 'lag_events', 'lag_micros_sum',
+] %}
 {% set pair_key = cdc_pair_key_columns() %}
 {#- A new event's group in event_groups: its feed, lag bucket and (split-update halves) pair key. -#}
 {% set event_group = pair_key[:2] + ['held_until', 'bucket'] + pair_key[2:] + ['is_split_half'] %}
@@ -122,6 +131,7 @@ staged_messages as (
         count_if(row_index = 0 and message_status = 'quarantined') as quarantined_records,
         count_if(row_index = 0 and message_status = 'tombstone') as tombstone_records,
         count_if(row_index = 0 and message_status = 'decoded') as decoded_records,
+        count_if(message_status = 'decoded') as decoded_rows,
         bool_or(message_status = 'decoded' and event_kind = 'ROW') as has_row_event
     from new_staged
     group by source_name, dialect, landing_topic, landing_partition, landing_offset, landed_at
@@ -137,7 +147,10 @@ message_counts as (
         sum(case when has_row_event then 0 else decoded_records end) as non_row_messages,
         sum(quarantined_records) as quarantined_messages,
         sum(tombstone_records) as tombstone_messages,
-        sum(records - quarantined_records - tombstone_records - decoded_records) as unclassified_messages
+        sum(records - quarantined_records - tombstone_records - decoded_records) as unclassified_messages,
+        -- Every delivery of a decoded event: event_stats takes the new events off, the rest are this
+        -- run's redeliveries. Counted here, so the new staged rows are not scanned once more for it.
+        sum(decoded_rows) as redelivered_events
     from staged_messages
     group by source_name, dialect
 ),
@@ -205,15 +218,31 @@ event_groups as (
     group by {{ event_group | join(', ') }}
 ),
 
+-- The new events per feed and lag bucket: one row of event_groups' figures per bucket.
+event_buckets as (
+    select
+        source_name,
+        dialect,
+        bucket,
+        {%- for column in event_sums %}
+            sum({{ column }}) as {{ column }},
+        {%- endfor %}
+        min(first_event_ts) as first_event_ts,
+        max(last_event_ts) as last_event_ts,
+        max(last_heartbeat_ts) as last_heartbeat_ts,
+        min(lag_micros_min) as lag_micros_min,
+        max(lag_micros_max) as lag_micros_max
+    from event_groups
+    group by source_name, dialect, bucket
+),
+
+-- The new events per feed, their lag histogram among them: the one reader of event_groups' figures,
+-- so the new events are scanned and aggregated once (two readers would each plan their own scan).
 event_stats as (
     select
         source_name as feed,
         dialect,
-        {%- for column in [
-            'message_events', 'insert_events', 'unsplit_update_events', 'delete_events', 'snapshot_events',
-            'truncate_events', 'split_before_halves', 'split_after_halves', 'ddl_events', 'heartbeat_events',
-            'transaction_events', 'other_events', 'lag_events', 'lag_micros_sum',
-        ] %}
+        {%- for column in event_sums %}
             sum({{ column }}) as {{ column }},
         {%- endfor %}
         min(first_event_ts) as first_event_ts,
@@ -221,19 +250,14 @@ event_stats as (
         max(last_heartbeat_ts) as last_heartbeat_ts,
         cast(min(lag_micros_min) / 1000000.0 as decimal(25, 6)) as lag_seconds_min,
         cast(max(lag_micros_max) / 1000000.0 as decimal(25, 6)) as lag_seconds_max,
-        -- This run's redeliveries are its deliveries less its new events: delivery_counts adds the
+        -- This run's redeliveries are its deliveries less its new events: message_counts adds the
         -- deliveries, the new events are taken off here.
-        -sum(message_events) as redelivered_events
-    from event_groups
-    group by source_name, dialect
-),
-
-delivery_counts as (
-    select
-        source_name as feed,
-        dialect,
-        count(*) as redelivered_events
-    from new_deliveries
+        -sum(message_events) as redelivered_events,
+        case
+            when count_if(lag_events > 0) > 0
+                then map_from_entries(collect_list(case when lag_events > 0 then struct(bucket, lag_events) end))
+        end as lag_histogram
+    from event_buckets
     group by source_name, dialect
 ),
 
@@ -290,17 +314,6 @@ pair_totals as (
     group by feed, dialect
 ),
 
-lag_buckets as (
-    select
-        source_name as feed,
-        dialect,
-        bucket,
-        sum(lag_events) as events
-    from event_groups
-    where lag_events > 0
-    group by source_name, dialect, bucket
-),
-
 {% if is_incremental() %}
     -- Only the feeds with new landings are merged and rewritten; the others keep their partitions.
     {%- if touched_filter is none %}
@@ -327,16 +340,6 @@ lag_buckets as (
             update_events - paired_split_updates as unsplit_update_events
         from held
     ),
-
-    held_lag_buckets as (
-        select
-            held.feed,
-            held.dialect,
-            bucket.bucket,
-            bucket.events
-        from held
-            lateral view explode(held.lag_histogram) bucket as bucket, events
-    ),
 {% endif %}
 
 parts as (
@@ -344,17 +347,15 @@ parts as (
     union all
     {{ cdc_merge_part('message_counts', [
         'staged_until', 'staged_messages', 'row_messages', 'non_row_messages', 'quarantined_messages',
-        'tombstone_messages', 'unclassified_messages',
+        'tombstone_messages', 'unclassified_messages', 'redelivered_events',
     ], merged_columns) }}
     union all
     {{ cdc_merge_part('event_stats', [
         'redelivered_events', 'message_events', 'insert_events', 'unsplit_update_events', 'delete_events',
         'snapshot_events', 'truncate_events', 'split_before_halves', 'split_after_halves', 'ddl_events',
         'heartbeat_events', 'transaction_events', 'other_events', 'first_event_ts', 'last_event_ts',
-        'last_heartbeat_ts', 'lag_events', 'lag_micros_sum', 'lag_seconds_min', 'lag_seconds_max',
+        'last_heartbeat_ts', 'lag_events', 'lag_micros_sum', 'lag_seconds_min', 'lag_seconds_max', 'lag_histogram',
     ], merged_columns) }}
-    union all
-    {{ cdc_merge_part('delivery_counts', ['redelivered_events'], merged_columns) }}
     union all
     {{ cdc_merge_part('pair_totals', ['paired_split_updates'], merged_columns) }}
     {%- if is_incremental() %}
@@ -373,33 +374,11 @@ merged as (
         {%- for column in minimum %}
             min({{ column }}) as {{ column }},
         {%- endfor %}
-    {%- for column in maximum %}
-        max({{ column }}) as {{ column }}{{ ',' if not loop.last }}
-    {%- endfor %}
+        {%- for column in maximum %}
+            max({{ column }}) as {{ column }},
+        {%- endfor %}
+        {{ cdc_merged_histogram('lag_histogram') }} as lag_histogram
     from parts
-    group by feed, dialect
-),
-
-histograms as (
-    select
-        feed,
-        dialect,
-        map_from_entries(array_sort(collect_list(struct(bucket, events)))) as lag_histogram
-    from (
-        select
-            feed,
-            dialect,
-            bucket,
-            sum(events) as events
-        from (
-            select * from lag_buckets
-            {%- if is_incremental() %}
-                union all
-                select * from held_lag_buckets
-            {%- endif %}
-        ) as buckets
-        group by feed, dialect, bucket
-    ) as bucket_totals
     group by feed, dialect
 ),
 
@@ -407,12 +386,11 @@ histograms as (
 -- (nearest rank), at its geometric middle, within the exact min and max.
 percentiles as (
     select
-        merged.*,
-        histograms.lag_histogram,
+        *,
         transform(
             array(0.5, 0.95),
             fraction -> aggregate(
-                array_sort(map_entries(histograms.lag_histogram)),
+                array_sort(map_entries(lag_histogram)),
                 named_struct('seen', cast(0 as bigint), 'bucket', cast(null as int)),
                 (found, entry) -> named_struct(
                     'seen', found.seen + entry.value,
@@ -420,7 +398,7 @@ percentiles as (
                         found.bucket,
                         case
                             when
-                                found.seen + entry.value >= greatest(ceil(fraction * merged.lag_events), 1)
+                                found.seen + entry.value >= greatest(ceil(fraction * lag_events), 1)
                                 then entry.key
                         end
                     )
@@ -429,7 +407,6 @@ percentiles as (
             )
         ) as percentile_buckets
     from merged
-    left join histograms on merged.feed <=> histograms.feed and merged.dialect = histograms.dialect
 )
 
 select
