@@ -49,11 +49,13 @@
 {% set maximum = ['last_event_ts', 'last_heartbeat_ts', 'last_landed_at', 'staged_until', 'lag_seconds_max'] %}
 {#- Each feed's lag histogram merges bucket by bucket (cdc_merged_histogram). -#}
 {% set merged_columns = summed + minimum + maximum + ['lag_histogram'] %}
-{#- event_groups' counts, summed per bucket and per feed. -#}
-{% set event_sums = [
-    'message_events', 'insert_events', 'unsplit_update_events', 'delete_events', 'snapshot_events',
-    'truncate_events', 'split_before_halves', 'split_after_halves', 'ddl_events', 'heartbeat_events',
-    'transaction_events', 'other_events', 'lag_events', 'lag_micros_sum',
+{#- event_groups' figures as they add up per bucket and per feed: (function, column). -#}
+{% set event_figures = [
+    ('sum', 'message_events'), ('sum', 'insert_events'), ('sum', 'unsplit_update_events'), ('sum', 'delete_events'),
+    ('sum', 'snapshot_events'), ('sum', 'truncate_events'), ('sum', 'split_before_halves'),
+    ('sum', 'split_after_halves'), ('sum', 'ddl_events'), ('sum', 'heartbeat_events'), ('sum', 'transaction_events'),
+    ('sum', 'other_events'), ('sum', 'lag_events'), ('sum', 'lag_micros_sum'),
+    ('min', 'first_event_ts'), ('max', 'last_event_ts'), ('max', 'last_heartbeat_ts'),
 ] %}
 {% set pair_key = cdc_pair_key_columns() %}
 {#- A new event's group in event_groups: its feed, lag bucket and (split-update halves) pair key. -#}
@@ -224,12 +226,9 @@ event_buckets as (
         source_name,
         dialect,
         bucket,
-        {%- for column in event_sums %}
-            sum({{ column }}) as {{ column }},
+        {%- for function, column in event_figures %}
+            {{ function }}({{ column }}) as {{ column }},
         {%- endfor %}
-        min(first_event_ts) as first_event_ts,
-        max(last_event_ts) as last_event_ts,
-        max(last_heartbeat_ts) as last_heartbeat_ts,
         min(lag_micros_min) as lag_micros_min,
         max(lag_micros_max) as lag_micros_max
     from event_groups
@@ -242,12 +241,9 @@ event_stats as (
     select
         source_name as feed,
         dialect,
-        {%- for column in event_sums %}
-            sum({{ column }}) as {{ column }},
+        {%- for function, column in event_figures %}
+            {{ function }}({{ column }}) as {{ column }},
         {%- endfor %}
-        min(first_event_ts) as first_event_ts,
-        max(last_event_ts) as last_event_ts,
-        max(last_heartbeat_ts) as last_heartbeat_ts,
         cast(min(lag_micros_min) / 1000000.0 as decimal(25, 6)) as lag_seconds_min,
         cast(max(lag_micros_max) / 1000000.0 as decimal(25, 6)) as lag_seconds_max,
         -- This run's redeliveries are its deliveries less its new events: message_counts adds the
