@@ -476,8 +476,9 @@ def table_scans(plan: Any, table: str) -> list[str]:
 def test_feed_health_scans_the_new_staged_rows_twice(workload) -> None:
     """cdc_feed_health reads a run's new staged rows once per landed record and once for their
     events; the rest reads the partition of split halves. Its figures once came from four scans
-    (the lag histogram, the deliveries and the event counts each planned their own): 4.5 s more of
-    a mixed:1M full build, warm (docs/benchmarks.md)."""
+    (the lag histogram, the deliveries and the event counts each planned their own): on the mixed:1M
+    bench warehouse, warm, 19.5 executor seconds of a full build's scans where two take 11.8
+    (docs/benchmarks.md)."""
     plan = spark_session().sql(workload["incremental_sql"]["cdc_feed_health"])._jdf.queryExecution().sparkPlan()
     scans = table_scans(plan, "int_staged_events")
     whole = [filters for filters in scans if "is_split_half" not in filters]
