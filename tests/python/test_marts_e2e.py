@@ -18,6 +18,7 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -419,14 +420,24 @@ def test_third_load_repairs_the_history_of_a_key_with_a_late_event(workload) -> 
     assert repaired, "no version of the third load lies before its key's newest stored version"
 
 
+def plan_nodes(plan: Any) -> Iterator[Any]:
+    """Every node of a py4j Spark plan (logical or physical), the plan itself first."""
+    yield plan
+    children = plan.children()
+    for i in range(children.size()):
+        yield from plan_nodes(children.apply(i))
+
+
 def shadowed_group_keys(plan: Any) -> list[str]:
     """The grouping columns of every aggregate in an analyzed plan (a py4j LogicalPlan) whose
     output has a column of the same name computed otherwise: `group by x` beside `f(x) as x`
     groups by the input's x, since Spark resolves a group-by name against the input first."""
     found = []
-    if plan.nodeName() == "Aggregate":
-        keys = plan.groupingExpressions()
-        outputs = plan.aggregateExpressions()
+    for node in plan_nodes(plan):
+        if node.nodeName() != "Aggregate":
+            continue
+        keys = node.groupingExpressions()
+        outputs = node.aggregateExpressions()
         grouped = {}
         for i in range(keys.size()):
             key = keys.apply(i)
@@ -439,9 +450,6 @@ def shadowed_group_keys(plan: Any) -> list[str]:
                 child = output.child() if output.getClass().getSimpleName() == "Alias" else output
                 if child.getClass().getSimpleName() != "AttributeReference" or child.exprId().id() != grouped[name]:
                     found.append(name)
-    children = plan.children()
-    for i in range(children.size()):
-        found += shadowed_group_keys(children.apply(i))
     return found
 
 
@@ -464,13 +472,11 @@ def test_no_aggregate_groups_by_a_column_its_output_replaces(workload) -> None:
 
 def table_scans(plan: Any, table: str) -> list[str]:
     """The partition filters of each scan of `table` in a physical plan (a py4j SparkPlan)."""
-    found = []
-    if plan.getClass().getSimpleName() == "FileSourceScanExec" and plan.tableIdentifier().get().table() == table:
-        found.append(plan.partitionFilters().toString())
-    children = plan.children()
-    for i in range(children.size()):
-        found += table_scans(children.apply(i), table)
-    return found
+    return [
+        node.partitionFilters().toString()
+        for node in plan_nodes(plan)
+        if node.getClass().getSimpleName() == "FileSourceScanExec" and node.tableIdentifier().get().table() == table
+    ]
 
 
 def test_feed_health_scans_the_new_staged_rows_twice(workload) -> None:
